@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0
+# Entry points of the superpage harness.  Everything is built in build/
+# (git-ignored); see README.  ./run TARGET installs the packages first.
+
+H := harness
+
+.PHONY: all kernel kernel-sanitizer kernel-stock test demo shell mm-selftests \
+	mm-selftests-stock series series-build check-detector apply clean distclean
+
+all: kernel
+
+# Apply the series to the pinned base and build build/bzImage (test config).
+kernel:
+	@$(H)/build-kernel.sh test
+
+kernel-sanitizer:
+	@$(H)/build-kernel.sh sanitizer
+
+# The same test kernel without CONFIG_SUPERPAGE, for baselines.
+kernel-stock:
+	@$(H)/build-kernel.sh stock
+
+apply:
+	@$(H)/apply.sh
+
+# The README's test command: build, boot, run the superpage kselftests.
+test:
+	@$(H)/test.sh
+
+# The README's main job: boot, switch superpages on, run a demo workload.
+demo:
+	@$(H)/demo.sh
+
+# An interactive guest shell on the test kernel (Ctrl-A x quits).
+shell:
+	@$(H)/shell.sh
+
+# The kernel's own tools/testing/selftests/mm suite in the guest.
+mm-selftests:
+	@$(H)/mm-selftests.sh
+
+# Export the series (git format-patch + cover letter) and checkpatch it.
+series:
+	@$(H)/series.sh
+
+# As "series", then build the kernel at every patch of the series.
+series-build:
+	@$(H)/series.sh --build-each
+
+# Prove the console splat detector on recorded console logs.
+check-detector:
+	@$(H)/tests/check-console-test.sh
+
+clean:
+	rm -rf build/obj-* build/selftests build/logs build/*.cpio build/bzImage*
+
+distclean:
+	rm -rf build
