@@ -6,9 +6,12 @@
 #   files     overlay files this patch adds, one repository path a line
 #   *.patch   hook patches for existing kernel files, applied with git apply
 #
-# Overlay paths map to the same kernel paths, except:
-#   Kconfig.superpage -> mm/Kconfig.superpage
-#   MAINTAINERS       -> our entry, inserted in order into the kernel's file
+# Overlay paths map to the same kernel paths, except
+#   Kconfig.superpage -> mm/superpage/Kconfig
+# Our MAINTAINERS entry is in no "files" list: after each patch,
+# harness/maintainers.py (re)inserts it into the kernel's MAINTAINERS with
+# the F: lines that match files present at that point, so that each patch
+# that adds files adds them to the entry too (as checkpatch asks).
 #
 # To keep the build incremental, the tree is rebuilt only when an input
 # changed, and files whose content did not change get their old mtime back.
@@ -18,7 +21,7 @@
 
 kpath() {
 	case "$1" in
-	Kconfig.superpage) echo mm/Kconfig.superpage ;;
+	Kconfig.superpage) echo mm/superpage/Kconfig ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -27,7 +30,7 @@ inputs_hash() {
 	(
 		cd "$TOP"
 		find series -type f | LC_ALL=C sort
-		cat base/linux.pin harness/apply.sh
+		cat base/linux.pin harness/apply.sh harness/maintainers.py MAINTAINERS
 		find series -type f | LC_ALL=C sort | xargs cat
 		for f in series/*/files; do
 			grep -v '^#' "$f" | sed '/^$/d' | while read -r p; do
@@ -43,27 +46,6 @@ head=$(git -C "$SRC" rev-parse HEAD)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want $head" ]; then
 	exit 0
 fi
-
-# Insert our MAINTAINERS entry before the first section that sorts after it.
-insert_maintainers() {
-	python3 - "$TOP/MAINTAINERS" "$SRC/MAINTAINERS" <<'EOF'
-import re, sys
-ours = open(sys.argv[1]).read().strip('\n').split('\n')
-ours = [l for l in ours if not l.startswith('#')]
-title = ours[0]
-lines = open(sys.argv[2]).read().split('\n')
-tag = re.compile(r'^[A-Z]:\t')
-for i in range(1, len(lines) - 1):
-    if lines[i - 1] == '' and lines[i] and not tag.match(lines[i]) \
-       and tag.match(lines[i + 1]) and lines[i] > title \
-       and lines[i] != 'THE REST' and i > 100:
-        lines[i:i] = ours + ['']
-        break
-else:
-    sys.exit('MAINTAINERS: no place for ' + title)
-open(sys.argv[2], 'w').write('\n'.join(lines))
-EOF
-}
 
 cd "$SRC"
 git config user.name "Superpage Team"
@@ -84,13 +66,11 @@ for entry in "$TOP"/series/*/; do
 	if [ -f "$entry/files" ]; then
 		grep -v '^#' "$entry/files" | sed '/^$/d' | while read -r p; do
 			[ -f "$TOP/$p" ] || die "$name: overlay file $p is missing"
-			if [ "$p" = MAINTAINERS ]; then
-				insert_maintainers
-				continue
-			fi
 			k=$(kpath "$p")
 			mkdir -p "$(dirname "$k")"
 			cp "$TOP/$p" "$k"
+			# -f: Debian's top-level .gitignore ignores everything
+			git add -f -- "$k"
 		done
 	fi
 	for p in "$entry"/*.patch; do
@@ -98,7 +78,8 @@ for entry in "$TOP"/series/*/; do
 		git apply --index --whitespace=error-all "$p" ||
 			die "$name: hook patch $(basename "$p") does not apply to $(git describe --tags --always)"
 	done
-	git add -A .
+	"$TOP/harness/maintainers.py" "$TOP/MAINTAINERS" MAINTAINERS
+	git add -u .
 	git commit -q --allow-empty -F "$entry/message"
 	applied=$((applied + 1))
 done
