@@ -29,7 +29,7 @@ say "series: $n patches + cover letter in ${out#$TOP/}"
 bad=0
 for p in "$out"/0*.patch; do
 	case "$p" in *0000-cover-letter.patch) continue ;; esac
-	res=$(cd "$SRC" && ./scripts/checkpatch.pl --strict --no-color -q "$p" 2>&1 || true)
+	res=$(cd "$SRC" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --no-color -q "$p" 2>&1 || true)
 	if [ -n "$res" ]; then
 		echo "checkpatch: $(basename "$p"):" >&2
 		echo "$res" | sed 's/^/  /' >&2

@@ -87,7 +87,7 @@ TEST_F(sysctl, accepts_valid_values)
 	static const char * const vals[] = { "0", "1", "2", "1\n", "0\n", "2\n" };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(vals); i++) {
 		ASSERT_EQ(0, sysctl_write(vals[i])) TH_LOG("writing '%s'", vals[i]);
 		EXPECT_EQ(atoi(vals[i]), sysctl_read());
 	}
@@ -102,9 +102,9 @@ TEST_F(sysctl, rejects_invalid_values)
 	static const char * const before[] = { "0", "1", "2" };
 	unsigned int i, j;
 
-	for (j = 0; j < sizeof(before) / sizeof(before[0]); j++) {
+	for (j = 0; j < ARRAY_SIZE(before); j++) {
 		ASSERT_EQ(0, sysctl_write(before[j]));
-		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
 			int err = sysctl_write(bad[i]);
 
 			/* An empty write stores nothing and is not an error. */
