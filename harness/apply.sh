@@ -3,7 +3,10 @@
 # Apply the series to the pristine tree in build/linux, one commit per entry
 # of series/ (in name order).  An entry is a directory holding:
 #   message   the commit message (subject line, blank line, changelog)
-#   files     overlay files this patch adds, one repository path a line
+#   files     overlay files this patch adds or changes, one repository path
+#             a line; the file comes from the top of the repository (its
+#             final version) unless the entry keeps an earlier version of
+#             it under overlay/<path>, for a file that later patches change
 #   *.patch   hook patches for existing kernel files, applied with git apply
 #
 # Overlay paths map to the same kernel paths, except
@@ -65,10 +68,12 @@ for entry in "$TOP"/series/*/; do
 	name=$(basename "$entry")
 	if [ -f "$entry/files" ]; then
 		grep -v '^#' "$entry/files" | sed '/^$/d' | while read -r p; do
-			[ -f "$TOP/$p" ] || die "$name: overlay file $p is missing"
+			from=$TOP/$p
+			[ -f "$entry/overlay/$p" ] && from=$entry/overlay/$p
+			[ -f "$from" ] || die "$name: overlay file $p is missing"
 			k=$(kpath "$p")
 			mkdir -p "$(dirname "$k")"
-			cp "$TOP/$p" "$k"
+			cp "$from" "$k"
 			# -f: Debian's top-level .gitignore ignores everything
 			git add -f -- "$k"
 		done
@@ -82,6 +87,14 @@ for entry in "$TOP"/series/*/; do
 	git add -u .
 	git commit -q --allow-empty -F "$entry/message"
 	applied=$((applied + 1))
+done
+
+# The series must end with the final version of every overlay file.
+for f in "$TOP"/series/*/files; do
+	grep -v '^#' "$f" | sed '/^$/d'
+done | sort -u | while read -r p; do
+	cmp -s "$TOP/$p" "$(kpath "$p")" ||
+		die "the series leaves $(kpath "$p") different from $p: the last entry listing it must use the top-level file"
 done
 
 new=$(git rev-parse HEAD)
