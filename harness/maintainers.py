@@ -5,8 +5,10 @@
 The entry (OURS, the repository's MAINTAINERS) goes before the first section
 of the kernel's file whose title sorts after it.  Only the F: lines that
 match files present in the tree (the current directory) are kept, so that
-after each patch of the series the entry lists what exists at that point;
-an entry without any F: line is left out.  An entry inserted by an earlier
+after each patch of the series the entry lists what exists at that point
+(our entry names each file, so that every patch that adds a file also
+updates MAINTAINERS, as checkpatch asks); an entry without any F: line is
+left out.  An entry inserted by an earlier
 patch is replaced.
 """
 import glob
