@@ -11,6 +11,9 @@
 #define _LINUX_SUPERPAGE_H
 
 #include <linux/jump_label.h>
+#include <linux/mm_types.h>
+
+struct vm_fault;
 
 /**
  * enum superpage_mode - values of the vm.superpage_enabled sysctl
@@ -53,6 +56,40 @@ static inline enum superpage_mode superpage_mode(void)
 	return READ_ONCE(sysctl_superpage_enabled);
 }
 
+bool __superpage_vma_eligible(struct vm_area_struct *vma);
+bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret);
+
+/**
+ * superpage_vma_eligible() - may faults in @vma create reservations?
+ * @vma: the faulting VMA
+ *
+ * True when the feature is on and @vma is a private anonymous VMA that the
+ * mode allows (see enum superpage_mode), that is not userfaultfd-armed,
+ * VM_DROPPABLE, MADV_NOHUGEPAGE or PR_SET_THP_DISABLE.  The fault path
+ * then leaves a none PMD to the reservation code instead of installing a
+ * huge page (or the huge zero page) eagerly.
+ */
+static inline bool superpage_vma_eligible(struct vm_area_struct *vma)
+{
+	return superpage_enabled() && __superpage_vma_eligible(vma);
+}
+
+/**
+ * superpage_anon_fault() - handle an anonymous fault with a reservation
+ * @vmf: the fault, from do_anonymous_page() after pte_alloc()
+ * @ret: where to store the fault result when it is handled
+ *
+ * Map the faulting page from the reservation of its 2 MiB range, creating
+ * the reservation when the range is empty.
+ *
+ * Return: true when the fault was handled (or must be retried) and *@ret
+ * holds the result; false when the caller must go on with its usual path.
+ */
+static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
+{
+	return superpage_enabled() && __superpage_anon_fault(vmf, ret);
+}
+
 #else /* !CONFIG_SUPERPAGE */
 
 static inline bool superpage_enabled(void)
@@ -63,6 +100,16 @@ static inline bool superpage_enabled(void)
 static inline enum superpage_mode superpage_mode(void)
 {
 	return SUPERPAGE_OFF;
+}
+
+static inline bool superpage_vma_eligible(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
+{
+	return false;
 }
 
 #endif /* CONFIG_SUPERPAGE */
