@@ -28,16 +28,16 @@
  *      an order-9 anonymous, non-KSM folio that is not PMD-mapped;
  *   R2 it sits at its own index j in the folio, the folio's index lines up
  *      the faulting subpage i with its address, and the folio's anon_vma
- *      has the VMA's root: the folio was made for this range of this mm;
+ *      is the VMA's own: the folio was made for this range of this mm;
  *   R3 the candidate page is PageAnonExclusive.  fork() clears it on every
- *      mapped page and it never comes back on a large folio, so growth
+ *      page it copies and it never comes back on a large folio, so growth
  *      stops in parent and child after fork;
  *   R4 with the folio locked: not in the swap cache, not under writeback,
  *      swap-backed, no hardware-poisoned page;
  *   R5 the target subpage is not mapped (its own _mapcount is -1);
- *   R6 a target that is PageAnonExclusive was mapped and then zapped; it is
- *      refilled only when no reference beyond the mappings exists (no stale
- *      TLB entry pending a flush, no pin).
+ *   R6 the folio holds no reference beyond its mappings (no zap waiting
+ *      for its TLB flush, no pin, no pipe buffer): a zapped subpage, or one
+ *      that another process still reaches, is never handed out again.
  *   Security: an unmapped subpage holds a previous owner's data.  It is
  *   zeroed before its PTE is set (smp_wmb() orders the two), and it never
  *   reaches user space otherwise: GUP, /proc/pid/mem and core dumps walk
@@ -71,27 +71,35 @@
  */
 bool __superpage_vma_eligible(struct vm_area_struct *vma)
 {
+	enum superpage_mode mode = superpage_mode();
 	unsigned long tva_flags = TVA_IN_PF;
 
+	/* Switched off since the caller's superpage_enabled(). */
+	if (mode == SUPERPAGE_OFF)
+		return false;
 	if (!vma_is_anonymous(vma) || (vma->vm_flags & (VM_SHARED | VM_DROPPABLE)))
 		return false;
 	if (userfaultfd_armed(vma))
 		return false;
-	if (superpage_mode() == SUPERPAGE_THP_POLICY)
+	if (mode == SUPERPAGE_THP_POLICY)
 		tva_flags |= TVA_ENFORCE_SYSFS;
 	return thp_vma_allowable_order(vma, vma->vm_flags, tva_flags, PMD_ORDER);
 }
 
-/* R1-R3 for the present PTE @pte at index @j; the fault is at index @i. */
+/*
+ * R1-R3 for the present PTE @pte at index @j; the fault is at index @i.
+ * The PTE may belong to a neighbouring VMA in the same page table: special
+ * entries (the zero page, PFN maps) are skipped before vm_normal_page(),
+ * which would report them as bad in an anonymous VMA.
+ */
 static struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
 				       unsigned long haddr, unsigned int j,
 				       unsigned int i)
 {
-	struct anon_vma *anon_vma;
 	struct folio *folio;
 	struct page *page;
 
-	if (!pte_present(pte) || pte_protnone(pte))
+	if (!pte_present(pte) || pte_protnone(pte) || pte_special(pte))
 		return NULL;
 	page = vm_normal_page(vma, haddr + j * PAGE_SIZE, pte);
 	if (!page)
@@ -103,8 +111,13 @@ static struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
 	if (folio_page_idx(folio, page) != j ||
 	    folio->index + i != linear_page_index(vma, haddr + i * PAGE_SIZE))
 		return NULL;
-	anon_vma = folio_anon_vma(folio);
-	if (!anon_vma || anon_vma->root != vma->anon_vma->root)
+	/*
+	 * The very anon_vma of this VMA (kept across mprotect splits and
+	 * mremap), not just the same root: the rmap must find the new mapping
+	 * through the folio's anon_vma, and a sibling VMA's anon_vma may go
+	 * away while the folio stays mapped here.
+	 */
+	if (folio_anon_vma(folio) != vma->anon_vma)
 		return NULL;
 	if (!PageAnonExclusive(page))
 		return NULL;
@@ -113,7 +126,9 @@ static struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
 
 /*
  * Find the reservation of the range whose page table starts at @table, for
- * a fault at index @i, from the present PTE nearest to @i.  Returns the
+ * a fault at index @i: the nearest PTE that passes R1-R3.  Entries that do
+ * not (a 4 KiB fallback page, the zero page) are passed over, so that one
+ * of them does not end growth for the rest of the range.  Returns the
  * folio, or NULL with *@empty telling whether every PTE of the range is
  * none.  Called under the PTE lock.
  */
@@ -121,21 +136,25 @@ static struct folio *superpage_find_resv(struct vm_area_struct *vma,
 					 pte_t *table, unsigned long haddr,
 					 unsigned int i, bool *empty)
 {
+	struct folio *folio;
 	int d, j, side;
 	pte_t pte;
 
-	*empty = false;
+	*empty = true;
 	for (d = 1; d < HPAGE_PMD_NR; d++) {
 		for (side = -1; side <= 1; side += 2) {
 			j = i + side * d;
 			if (j < 0 || j >= HPAGE_PMD_NR)
 				continue;
 			pte = ptep_get(table + j);
-			if (!pte_none(pte))
-				return superpage_resv_of(vma, pte, haddr, j, i);
+			if (pte_none(pte))
+				continue;
+			*empty = false;
+			folio = superpage_resv_of(vma, pte, haddr, j, i);
+			if (folio)
+				return folio;
 		}
 	}
-	*empty = true;
 	return NULL;
 }
 
@@ -148,7 +167,13 @@ static pte_t superpage_mk_pte(struct vm_area_struct *vma, struct page *page)
 	return entry;
 }
 
-/* R4-R6, with @folio locked. */
+/*
+ * R4-R6, with @folio locked.  The reference count must equal the map count
+ * whatever the target's PageAnonExclusive says: a clear bit does not prove
+ * that the subpage was never mapped (fork clears it on every page it
+ * copies, and DONTFORK VMAs keep the parent's candidates exclusive), and an
+ * extra reference may be a pipe's or a zap's waiting for its TLB flush.
+ */
 static bool superpage_subpage_usable(struct folio *folio, struct page *page)
 {
 	if (folio_test_swapcache(folio) || folio_test_writeback(folio) ||
@@ -157,8 +182,7 @@ static bool superpage_subpage_usable(struct folio *folio, struct page *page)
 		return false;
 	if (atomic_read(&page->_mapcount) != -1)
 		return false;
-	if (PageAnonExclusive(page) &&
-	    folio_ref_count(folio) != folio_mapcount(folio))
+	if (folio_ref_count(folio) != folio_mapcount(folio))
 		return false;
 	return true;
 }
@@ -176,6 +200,12 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	struct page *page = folio_page(folio, i);
 	bool full;
 
+	*ret = check_stable_address_space(vma->vm_mm);
+	if (*ret) {
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		vmf->pte = NULL;
+		return true;
+	}
 	if (!folio_trylock(folio))
 		goto fallback;
 	if (!superpage_subpage_usable(folio, page)) {
@@ -193,6 +223,7 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	set_pte_at(vma->vm_mm, addr, vmf->pte, superpage_mk_pte(vma, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 
+	/* Rechecked under the split queue lock, against concurrent zaps. */
 	full = (atomic_read(&folio->_nr_pages_mapped) & FOLIO_PAGES_MAPPED) ==
 		HPAGE_PMD_NR;
 	if (full)
@@ -266,14 +297,18 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	if (*ret)
 		goto unlock_release;
 
-	/* The folio's reference becomes the reference of this PTE. */
+	/*
+	 * The folio's reference becomes the reference of this PTE.  It is
+	 * queued as partially mapped before it goes on the LRU, where reclaim
+	 * can see it: reclaim splits a partially mapped folio before swap-out,
+	 * and the unmapped subpages must never be written to swap.
+	 */
 	folio_add_new_anon_rmap_pte(folio, page, vma, addr);
+	deferred_split_folio(folio, true);
 	folio_add_lru_vma(folio, vma);
 	add_mm_counter(mm, MM_ANONPAGES, 1);
 	set_pte_at(mm, addr, vmf->pte, superpage_mk_pte(vma, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
-	/* Partially mapped from birth: reclaim splits it, never swaps it. */
-	deferred_split_folio(folio, true);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
 	count_vm_event(SUPERPAGE_RESV_ALLOC);
