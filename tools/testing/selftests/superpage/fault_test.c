@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <linux/userfaultfd.h>
+#include <sys/uio.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -473,6 +474,106 @@ TEST_F(fault, mlock_fills_reservation)
 	expect_deltas(_metadata, &self->before, 1, SP_NR - 1, -1);
 	munlock(p, SP_HPAGE);
 	munmap(p, SP_HPAGE);
+}
+
+/*
+ * A subpage that another process still reaches is never handed out again.
+ * A reservation spans a MADV_DONTFORK half (whose pages keep
+ * PageAnonExclusive across fork) and a normal half.  The child pins a
+ * subpage of the normal half in a pipe with vmsplice(), then both unmap
+ * it; the parent's refault must not zero and reuse that subpage, or the
+ * child would read the parent's new data from its pipe.
+ */
+TEST_F(fault, no_reuse_of_subpage_held_by_pipe)
+{
+	char *p = sp_map_aligned(SP_HPAGE), *t, buf[SP_PAGE];
+	int data[2], sync[2], status;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_NE(NULL, p);
+	t = p + 300 * SP_PAGE;
+	p[0] = 1;
+	memset(t, 'X', SP_PAGE);
+	ASSERT_EQ(sp_pfn(p) + 300, sp_pfn(t));
+	ASSERT_EQ(0, madvise(p, SP_HPAGE / 2, MADV_DONTFORK));
+	ASSERT_EQ(0, pipe(data));
+	ASSERT_EQ(0, pipe(sync));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct iovec iov = { .iov_base = t, .iov_len = SP_PAGE };
+		int k;
+
+		if (vmsplice(data[1], &iov, 1, 0) != SP_PAGE)
+			_exit(2);
+		if (madvise(t, SP_PAGE, MADV_DONTNEED))
+			_exit(3);
+		if (write(sync[1], "c", 1) != 1)
+			_exit(4);
+		/* Wait for the parent's refault and write. */
+		if (read(sync[0], &c, 1) != 1)
+			_exit(5);
+		if (read(data[0], buf, SP_PAGE) != SP_PAGE)
+			_exit(6);
+		for (k = 0; k < SP_PAGE; k++)
+			if (buf[k] != 'X')
+				_exit(7);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(sync[0], &c, 1));
+	ASSERT_EQ(0, madvise(t, SP_PAGE, MADV_DONTNEED));
+	ASSERT_EQ(0, sp_load(t));
+	memset(t, 'P', SP_PAGE);
+	ASSERT_EQ(1, write(sync[1], "p", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child: %s", WEXITSTATUS(status) == 7 ?
+		       "the pipe shows the parent's new data" : "setup failed");
+	munmap(p, SP_HPAGE);
+}
+
+/*
+ * An anonymous page next to [vvar] (special PTEs in the same page table)
+ * faults cleanly: the neighbour scan must not report the special entries
+ * as bad page maps (the harness fails the run on such a console splat).
+ */
+TEST_F(fault, special_neighbours)
+{
+	unsigned long start = 0, end = 0, a;
+	char line[256], *q = NULL;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vvar]"))
+			sscanf(line, "%lx-%lx", &start, &end);
+	fclose(f);
+	if (!start)
+		SKIP(return, "no [vvar] mapping");
+	/* A free page in the same 2 MiB range, just below or above [vvar]. */
+	for (a = start - SP_PAGE; !q && a >= (start & ~(SP_HPAGE - 1)); a -= SP_PAGE) {
+		q = mmap((void *)a, SP_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (q == MAP_FAILED)
+			q = NULL;
+		if (a == 0)
+			break;
+	}
+	for (a = end; !q && a < ((end + SP_HPAGE - 1) & ~(SP_HPAGE - 1)); a += SP_PAGE) {
+		q = mmap((void *)a, SP_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (q == MAP_FAILED)
+			q = NULL;
+	}
+	if (!q)
+		SKIP(return, "no free page next to [vvar] in its 2 MiB range");
+	q[0] = 1;
+	EXPECT_EQ(1, q[0]);
+	EXPECT_NE(0, sp_pfn(q));
+	expect_deltas(_metadata, &self->before, 0, 0, -1);
+	munmap(q, SP_PAGE);
 }
 
 TEST_HARNESS_MAIN
