@@ -487,7 +487,7 @@ TEST_F(fault, mlock_fills_reservation)
 TEST_F(fault, no_reuse_of_subpage_held_by_pipe)
 {
 	char *p = sp_map_aligned(SP_HPAGE), *t, buf[SP_PAGE];
-	int data[2], sync[2], status;
+	int data[2], c2p[2], p2c[2], status;
 	char c = 0;
 	pid_t pid;
 
@@ -498,7 +498,9 @@ TEST_F(fault, no_reuse_of_subpage_held_by_pipe)
 	ASSERT_EQ(sp_pfn(p) + 300, sp_pfn(t));
 	ASSERT_EQ(0, madvise(p, SP_HPAGE / 2, MADV_DONTFORK));
 	ASSERT_EQ(0, pipe(data));
-	ASSERT_EQ(0, pipe(sync));
+	/* One pipe per direction: a process never reads its own token. */
+	ASSERT_EQ(0, pipe(c2p));
+	ASSERT_EQ(0, pipe(p2c));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
@@ -509,10 +511,10 @@ TEST_F(fault, no_reuse_of_subpage_held_by_pipe)
 			_exit(2);
 		if (madvise(t, SP_PAGE, MADV_DONTNEED))
 			_exit(3);
-		if (write(sync[1], "c", 1) != 1)
+		if (write(c2p[1], "c", 1) != 1)
 			_exit(4);
 		/* Wait for the parent's refault and write. */
-		if (read(sync[0], &c, 1) != 1)
+		if (read(p2c[0], &c, 1) != 1)
 			_exit(5);
 		if (read(data[0], buf, SP_PAGE) != SP_PAGE)
 			_exit(6);
@@ -521,11 +523,11 @@ TEST_F(fault, no_reuse_of_subpage_held_by_pipe)
 				_exit(7);
 		_exit(0);
 	}
-	ASSERT_EQ(1, read(sync[0], &c, 1));
+	ASSERT_EQ(1, read(c2p[0], &c, 1));
 	ASSERT_EQ(0, madvise(t, SP_PAGE, MADV_DONTNEED));
 	ASSERT_EQ(0, sp_load(t));
 	memset(t, 'P', SP_PAGE);
-	ASSERT_EQ(1, write(sync[1], "p", 1));
+	ASSERT_EQ(1, write(p2c[1], "p", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status))
