@@ -6,48 +6,23 @@
  * the parent: a failed ASSERT longjmp()s past the child's teardown).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "superpage_util.h"
 
-#define SYSCTL_PATH "/proc/sys/vm/superpage_enabled"
+#define SYSCTL_PATH SP_ENABLED
 
 /* Write @val to the sysctl in one write(); return 0 or the errno. */
 static int sysctl_write(const char *val)
 {
-	ssize_t len = strlen(val);
-	int fd, err = 0;
-
-	fd = open(SYSCTL_PATH, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	if (write(fd, val, len) != len)
-		err = errno ? errno : EIO;
-	close(fd);
-	return err;
+	return sp_write_file(SYSCTL_PATH, val);
 }
 
 /* Read the sysctl as an integer; -1 when it cannot be read. */
 static int sysctl_read(void)
 {
-	char buf[32] = "";
-	ssize_t n;
-	int fd;
-
-	fd = open(SYSCTL_PATH, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	return atoi(buf);
+	return sp_read_int(SYSCTL_PATH);
 }
 
 FIXTURE(sysctl) {
