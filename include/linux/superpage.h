@@ -58,6 +58,7 @@ static inline enum superpage_mode superpage_mode(void)
 
 bool __superpage_vma_eligible(struct vm_area_struct *vma);
 bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret);
+bool __superpage_khugepaged_skip(struct folio *folio);
 
 /**
  * superpage_vma_eligible() - may faults in @vma create reservations?
@@ -90,6 +91,19 @@ static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 	return superpage_enabled() && __superpage_anon_fault(vmf, ret);
 }
 
+/**
+ * superpage_khugepaged_skip() - must khugepaged leave this folio's range?
+ * @folio: an anonymous folio that a PTE in the range maps
+ *
+ * While the feature is on, a PTE-mapped PMD-order folio is a reservation
+ * (or a THP whose PMD was split), which ksuperpaged promotes in place;
+ * khugepaged would copy it into a new huge page.
+ */
+static inline bool superpage_khugepaged_skip(struct folio *folio)
+{
+	return superpage_enabled() && __superpage_khugepaged_skip(folio);
+}
+
 #else /* !CONFIG_SUPERPAGE */
 
 static inline bool superpage_enabled(void)
@@ -108,6 +122,11 @@ static inline bool superpage_vma_eligible(struct vm_area_struct *vma)
 }
 
 static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
+{
+	return false;
+}
+
+static inline bool superpage_khugepaged_skip(struct folio *folio)
 {
 	return false;
 }

@@ -13,7 +13,10 @@
  *   sits on the LRU and, from its creation, on the deferred split queue as
  *   partially mapped, so reclaim and the deferred split shrinker split it
  *   (freeing the unused subpages) before any of it could be swapped or
- *   migrated whole.
+ *   migrated whole.  The first reservation of an mm registers it with
+ *   ksuperpaged, and a fault that brings a reservation to
+ *   vm.superpage_promote_threshold (or fills it) asks the daemon to
+ *   promote the range (daemon.c, promote.c).
  *
  * The page table is the index
  *   No per-mm structure records reservations.  Subpage k of the folio is
@@ -51,6 +54,7 @@
  *   drops the PTE lock to allocate and charge, then retakes it and
  *   proceeds only if the whole range is still empty.  The deferred split
  *   queue's lock nests inside the PTE lock, as in the rmap removal path.
+ *   The daemon's slot lock is taken after the PTE lock is dropped.
  */
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
@@ -64,6 +68,7 @@
 #include <linux/vmstat.h>
 
 #include "../internal.h"
+#include "internal.h"
 
 /*
  * See superpage_vma_eligible().  In mode 1 the THP sysfs policy decides too
@@ -188,6 +193,19 @@ static bool superpage_subpage_usable(struct folio *folio, struct page *page)
 }
 
 /*
+ * Tell ksuperpaged about the range at @haddr when its reservation has just
+ * reached @nr mapped subpages: the threshold, or all of them (the threshold
+ * may have been raised since).  A hint, see daemon.c.
+ */
+static void superpage_maybe_ready(struct mm_struct *mm, unsigned long haddr,
+				  int nr)
+{
+	if (nr == READ_ONCE(sysctl_superpage_promote_threshold) ||
+	    nr == HPAGE_PMD_NR)
+		superpage_daemon_note_ready(mm, haddr);
+}
+
+/*
  * Map subpage @i of the reservation @folio at the faulting address.  Called
  * with the PTE lock held; returns with it released.  False: the subpage is
  * not usable, go on with the usual path.
@@ -198,7 +216,7 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	struct page *page = folio_page(folio, i);
-	bool full;
+	int nr;
 
 	*ret = check_stable_address_space(vma->vm_mm);
 	if (*ret) {
@@ -223,15 +241,15 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	set_pte_at(vma->vm_mm, addr, vmf->pte, superpage_mk_pte(vma, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 
+	nr = folio_nr_pages_mapped(folio);
 	/* Rechecked under the split queue lock, against concurrent zaps. */
-	full = (atomic_read(&folio->_nr_pages_mapped) & FOLIO_PAGES_MAPPED) ==
-		HPAGE_PMD_NR;
-	if (full)
+	if (nr == HPAGE_PMD_NR)
 		deferred_split_clear_partially_mapped(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
 	folio_unlock(folio);
 	count_vm_event(SUPERPAGE_RESV_MAPPED);
+	superpage_maybe_ready(vma->vm_mm, addr & HPAGE_PMD_MASK, nr);
 	*ret = 0;
 	return true;
 
@@ -312,6 +330,8 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
 	count_vm_event(SUPERPAGE_RESV_ALLOC);
+	superpage_daemon_enter_mm(mm);
+	superpage_maybe_ready(mm, haddr, 1);
 	return true;
 
 unlock_release:

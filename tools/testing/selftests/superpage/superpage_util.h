@@ -13,12 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SP_PAGE		4096UL
 #define SP_HPAGE	(2UL << 20)
 #define SP_NR		512
 #define SP_ENABLED	"/proc/sys/vm/superpage_enabled"
+#define SP_THRESHOLD	"/proc/sys/vm/superpage_promote_threshold"
+#define SP_SCAN_SLEEP	"/proc/sys/vm/superpage_scan_sleep_millisecs"
+#define SP_PAGES_TO_SCAN "/proc/sys/vm/superpage_pages_to_scan"
 #define SP_THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
 
 #define PM_PRESENT	0x8000000000000000ULL	/* bit 63 */
@@ -162,6 +166,31 @@ static inline long sp_smaps_kb(const void *addr, const char *field)
 	}
 	fclose(f);
 	return kb;
+}
+
+/* Monotonic time in milliseconds. */
+static inline long sp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Poll the AnonHugePages of the VMA at @addr (PMD-mapped memory) every
+ * 5 ms until it reaches @kb or @timeout_ms pass; returns the last value.
+ */
+static inline long sp_wait_anon_huge(const void *addr, long kb, long timeout_ms)
+{
+	long end = sp_now_ms() + timeout_ms, v;
+
+	for (;;) {
+		v = sp_smaps_kb(addr, "AnonHugePages");
+		if (v >= kb || sp_now_ms() >= end)
+			return v;
+		usleep(5000);
+	}
 }
 
 /*

@@ -2,7 +2,8 @@
 /*
  * vm.superpage_enabled: the sysctl exists, takes 0, 1 and 2 and reads them
  * back, rejects anything else with EINVAL without changing the value, and
- * refuses unprivileged writers.  The value found at start is restored (in
+ * refuses unprivileged writers.  The promotion tunables keep to their
+ * documented ranges the same way.  The value found at start is restored (in
  * the parent: a failed ASSERT longjmp()s past the child's teardown).
  */
 #define _GNU_SOURCE
@@ -121,6 +122,53 @@ TEST_F(sysctl, unprivileged_write_fails)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(1, sysctl_read());
+}
+
+/*
+ * The daemon's tunables: each takes its documented minimum and maximum and
+ * rejects one beyond either, and non-numbers, with EINVAL, storing nothing.
+ */
+TEST(tunables_ranges)
+{
+	static const struct {
+		const char *path;
+		long min, max;
+	} knobs[] = {
+		{ SP_THRESHOLD, 1, 512 },
+		{ SP_SCAN_SLEEP, 1, 3600000 },
+		{ SP_PAGES_TO_SCAN, 512, 16777216 },
+	};
+	unsigned int i, j;
+
+	if (geteuid())
+		SKIP(return, "must be run as root");
+	if (access(SP_THRESHOLD, F_OK))
+		SKIP(return, "this kernel has no promotion tunables");
+	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
+		const char *path = knobs[i].path;
+		long saved = sp_read_int(path);
+		char ok[2][32], bad[3][32];
+
+		ASSERT_LE(knobs[i].min, saved) TH_LOG("%s", path);
+		ASSERT_GE(knobs[i].max, saved) TH_LOG("%s", path);
+		snprintf(ok[0], 32, "%ld", knobs[i].min);
+		snprintf(ok[1], 32, "%ld", knobs[i].max);
+		snprintf(bad[0], 32, "%ld", knobs[i].min - 1);
+		snprintf(bad[1], 32, "%ld", knobs[i].max + 1);
+		snprintf(bad[2], 32, "x");
+		for (j = 0; j < 2; j++) {
+			EXPECT_EQ(0, sp_write_file(path, ok[j]))
+				TH_LOG("%s: '%s'", path, ok[j]);
+			EXPECT_EQ(atol(ok[j]), sp_read_int(path));
+		}
+		for (j = 0; j < 3; j++) {
+			EXPECT_EQ(EINVAL, sp_write_file(path, bad[j]))
+				TH_LOG("%s: '%s'", path, bad[j]);
+			EXPECT_EQ(knobs[i].max, sp_read_int(path))
+				TH_LOG("%s changed by '%s'", path, bad[j]);
+		}
+		EXPECT_EQ(0, sp_write_int(path, saved));
+	}
 }
 
 TEST_HARNESS_MAIN
