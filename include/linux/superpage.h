@@ -12,6 +12,7 @@
 
 #include <linux/jump_label.h>
 #include <linux/mm_types.h>
+#include <linux/page-flags.h>
 
 struct vm_fault;
 
@@ -59,6 +60,10 @@ static inline enum superpage_mode superpage_mode(void)
 bool __superpage_vma_eligible(struct vm_area_struct *vma);
 bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret);
 bool __superpage_khugepaged_skip(struct folio *folio);
+void superpage_resv_start(struct folio *folio);
+void __superpage_resv_mod_mapped(struct folio *folio, int nr);
+void __superpage_resv_end(struct folio *folio);
+unsigned long superpage_resv_unused_pages(void);
 
 /**
  * superpage_vma_eligible() - may faults in @vma create reservations?
@@ -104,6 +109,34 @@ static inline bool superpage_khugepaged_skip(struct folio *folio)
 	return superpage_enabled() && __superpage_khugepaged_skip(folio);
 }
 
+/*
+ * The accounting hooks below work whatever vm.superpage_enabled says:
+ * reservations made while it was on outlive it.
+ */
+
+/**
+ * superpage_resv_mod_mapped() - account a change of mapped pages
+ * @folio: the folio whose NR_ANON_MAPPED contribution changes
+ * @nr: pages newly mapped (positive) or unmapped (negative)
+ *
+ * Called from __folio_mod_stat(); only reservations are accounted.
+ */
+static inline void superpage_resv_mod_mapped(struct folio *folio, int nr)
+{
+	if (nr && folio_test_large(folio) && folio_test_superpage_resv(folio))
+		__superpage_resv_mod_mapped(folio, nr);
+}
+
+/**
+ * superpage_resv_end() - a reservation is split or freed
+ * @folio: a large folio about to be split, or a compound page being freed
+ */
+static inline void superpage_resv_end(struct folio *folio)
+{
+	if (folio_test_superpage_resv(folio))
+		__superpage_resv_end(folio);
+}
+
 #else /* !CONFIG_SUPERPAGE */
 
 static inline bool superpage_enabled(void)
@@ -129,6 +162,19 @@ static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 static inline bool superpage_khugepaged_skip(struct folio *folio)
 {
 	return false;
+}
+
+static inline void superpage_resv_mod_mapped(struct folio *folio, int nr)
+{
+}
+
+static inline void superpage_resv_end(struct folio *folio)
+{
+}
+
+static inline unsigned long superpage_resv_unused_pages(void)
+{
+	return 0;
 }
 
 #endif /* CONFIG_SUPERPAGE */

@@ -367,6 +367,8 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	pte_unmap_unlock(pte, ptl);
 	/* Every subpage is mapped now: the folio is no longer partial. */
 	deferred_split_clear_partially_mapped(folio);
+	/* A huge page now, no longer a reservation. */
+	superpage_resv_end(folio);
 	/* The zeroed holes must be visible before the PMD is. */
 	smp_wmb();
 

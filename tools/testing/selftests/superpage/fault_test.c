@@ -162,6 +162,43 @@ TEST_F(fault, read_fault_reserves)
 }
 
 /*
+ * A read fault maps its subpage clean and read-only, as the zero page would
+ * be: not soft-dirty (when the kernel tracks soft-dirty).  A write then
+ * reuses the same subpage in place: same PFN, no new mapping counted.
+ */
+TEST_F(fault, read_fault_clean_then_write_reuses)
+{
+	const uint64_t soft_dirty = 1ULL << 55;
+	char *p = sp_map_aligned(SP_HPAGE);
+	uint64_t base;
+	int tracked;
+
+	ASSERT_NE(NULL, p);
+	p[0] = 1;
+	base = sp_pfn(p);
+	ASSERT_NE(0, base);
+	/* Soft-dirty is tracked if clearing it and writing sets it again. */
+	tracked = !sp_write_file("/proc/self/clear_refs", "4") &&
+		  !(sp_pagemap(p) & soft_dirty);
+	p[0] = 2;
+	tracked = tracked && (sp_pagemap(p) & soft_dirty);
+	ASSERT_EQ(0, sp_write_file("/proc/self/clear_refs", "4"));
+
+	ASSERT_EQ(0, sp_load(p + 5 * SP_PAGE));
+	ASSERT_EQ(base + 5, sp_pfn(p + 5 * SP_PAGE));
+	if (tracked)
+		EXPECT_EQ(0, sp_pagemap(p + 5 * SP_PAGE) & soft_dirty)
+			TH_LOG("a read fault made the page soft-dirty");
+	p[5 * SP_PAGE] = 7;
+	EXPECT_EQ(base + 5, sp_pfn(p + 5 * SP_PAGE));
+	EXPECT_EQ(7, p[5 * SP_PAGE]);
+	if (tracked)
+		EXPECT_NE(0, sp_pagemap(p + 5 * SP_PAGE) & soft_dirty);
+	expect_deltas(_metadata, &self->before, 1, 1, 0);
+	munmap(p, SP_HPAGE);
+}
+
+/*
  * No other owner's data ever shows: fill and free a large patterned buffer,
  * then every byte of every page handed out by new reservations reads zero.
  */

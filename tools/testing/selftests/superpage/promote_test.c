@@ -457,6 +457,69 @@ TEST_F(promote, pinned_page_delays_promotion)
 	munmap(p, SP_HPAGE);
 }
 
+#define KHUGEPAGED	"/sys/kernel/mm/transparent_hugepage/khugepaged/"
+
+/* Wait up to @ms for khugepaged to finish two more full scans. */
+static int sp_wait_full_scans(long ms)
+{
+	int start = sp_read_int(KHUGEPAGED "full_scans");
+	long end = sp_now_ms() + ms;
+
+	while (sp_now_ms() < end) {
+		if (sp_read_int(KHUGEPAGED "full_scans") >= start + 2)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * khugepaged leaves a reservation alone while the feature is on (it would
+ * copy it into a new huge page), and copies the very same layout once the
+ * feature is off: the control that shows the check matters.
+ */
+TEST_F(promote, khugepaged_leaves_reservations)
+{
+	char thp[128], *p = NULL;
+	int sleep_ms, pages;
+	long collapse;
+	uint64_t base;
+
+	if (access(KHUGEPAGED "full_scans", F_OK))
+		SKIP(return, "no khugepaged");
+	ASSERT_LT(0, sp_read_file(SP_THP_ENABLED, thp, sizeof(thp)));
+	sleep_ms = sp_read_int(KHUGEPAGED "scan_sleep_millisecs");
+	pages = sp_read_int(KHUGEPAGED "pages_to_scan");
+	ASSERT_EQ(0, sp_write_file(SP_THP_ENABLED, "madvise"));
+	ASSERT_EQ(0, sp_write_int(KHUGEPAGED "scan_sleep_millisecs", 10));
+	ASSERT_EQ(0, sp_write_int(KHUGEPAGED "pages_to_scan", 4096));
+
+	p = sp_map_aligned(SP_HPAGE);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, madvise(p, SP_HPAGE, MADV_HUGEPAGE));
+	sp_fill(p, 300, 10);
+	base = sp_pfn(p);
+	collapse = sp_vmstat("thp_collapse_alloc");
+	EXPECT_EQ(0, sp_wait_full_scans(10000));
+	EXPECT_EQ(0, sp_smaps_kb(p, "AnonHugePages"));
+	EXPECT_EQ(0, sp_vmstat("thp_collapse_alloc") - collapse);
+	EXPECT_EQ(-1, sp_bad_pfn(p, 300, base));
+
+	/* The control: with the feature off, khugepaged copies the range. */
+	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 0));
+	EXPECT_EQ(0, sp_wait_full_scans(10000));
+	EXPECT_EQ(2048, sp_wait_anon_huge(p, 2048, SP_WAIT_MS));
+	EXPECT_EQ(1, sp_vmstat("thp_collapse_alloc") - collapse);
+	EXPECT_NE(base, sp_pfn(p));
+	EXPECT_EQ(-1, sp_bad_page(p, 300, 10));
+
+	munmap(p, SP_HPAGE);
+	sp_write_file(SP_THP_ENABLED, strstr(thp, "[always]") ? "always" :
+		      strstr(thp, "[never]") ? "never" : "madvise");
+	sp_write_int(KHUGEPAGED "scan_sleep_millisecs", sleep_ms);
+	sp_write_int(KHUGEPAGED "pages_to_scan", pages);
+}
+
 /* ksuperpaged runs exactly while the feature is on. */
 TEST_F(promote, daemon_follows_sysctl)
 {

@@ -54,6 +54,7 @@
  */
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
+#include <linux/khugepaged.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/oom.h>
@@ -158,11 +159,17 @@ static struct folio *superpage_find_resv(struct vm_area_struct *vma,
 	return NULL;
 }
 
-static pte_t superpage_mk_pte(struct vm_area_struct *vma, struct page *page)
+/*
+ * A read fault maps the subpage clean and read-only, as the zero page would
+ * be: neither dirty nor soft-dirty.  The subpage is exclusive, so a later
+ * write fault reuses it in place (do_wp_page()).
+ */
+static pte_t superpage_mk_pte(struct vm_fault *vmf, struct page *page)
 {
+	struct vm_area_struct *vma = vmf->vma;
 	pte_t entry = pte_sw_mkyoung(mk_pte(page, vma->vm_page_prot));
 
-	if (vma->vm_flags & VM_WRITE)
+	if ((vmf->flags & FAULT_FLAG_WRITE) && (vma->vm_flags & VM_WRITE))
 		entry = pte_mkwrite(pte_mkdirty(entry), vma);
 	return entry;
 }
@@ -220,7 +227,7 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	smp_wmb();
 	folio_add_anon_rmap_pte(folio, page, vma, addr, RMAP_EXCLUSIVE);
 	add_mm_counter(vma->vm_mm, MM_ANONPAGES, 1);
-	set_pte_at(vma->vm_mm, addr, vmf->pte, superpage_mk_pte(vma, page));
+	set_pte_at(vma->vm_mm, addr, vmf->pte, superpage_mk_pte(vmf, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 
 	/* Rechecked under the split queue lock, against concurrent zaps. */
@@ -307,7 +314,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	deferred_split_folio(folio, true);
 	folio_add_lru_vma(folio, vma);
 	add_mm_counter(mm, MM_ANONPAGES, 1);
-	set_pte_at(mm, addr, vmf->pte, superpage_mk_pte(vma, page));
+	set_pte_at(mm, addr, vmf->pte, superpage_mk_pte(vmf, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
@@ -336,6 +343,11 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 	*ret = vmf_anon_prepare(vmf);
 	if (*ret)
 		return true;
+	/*
+	 * As do_huge_pmd_anonymous_page() would have: khugepaged learns about
+	 * the mm, for the ranges that fall back to 4 KiB pages.
+	 */
+	khugepaged_enter_vma(vma, vma->vm_flags);
 
 	*ret = 0;
 	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
