@@ -100,9 +100,8 @@ static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
  * superpage_khugepaged_skip() - must khugepaged leave this folio's range?
  * @folio: an anonymous folio that a PTE in the range maps
  *
- * While the feature is on, a PTE-mapped PMD-order folio is a reservation
- * (or a THP whose PMD was split), which ksuperpaged promotes in place;
- * khugepaged would copy it into a new huge page.
+ * While the feature is on, a reservation is left to ksuperpaged, which
+ * promotes it in place; khugepaged would copy it into a new huge page.
  */
 static inline bool superpage_khugepaged_skip(struct folio *folio)
 {

@@ -29,11 +29,16 @@
  *     under superpage_slots_lock.
  *   - Only the daemon frees slots (or the sysctl, once the daemon has
  *     stopped), so the daemon may use a slot without the lock.
+ *   - Slots exist only while the daemon runs: a fault that registers its
+ *     mm after the daemon was stopped adds none, so no mm_struct stays
+ *     pinned with nobody to free its slot.
  *
  * Locking
  *   superpage_slots_lock (a spinlock) protects superpage_slots_hash,
- *   superpage_slots, superpage_scan_slot, superpage_hints_pending and each
- *   slot's ready[] and nr_ready.  slot->scan_address belongs to the daemon.
+ *   superpage_slots, superpage_scan_slot, superpage_hints_pending,
+ *   superpage_daemon_running and each slot's ready[] and nr_ready.
+ *   superpage_kicked is a flag set by the sysctls and read by the daemon
+ *   with READ_ONCE()/WRITE_ONCE().  slot->scan_address belongs to the daemon.
  *   superpaged_mutex serialises starting and stopping the thread and
  *   protects superpaged_thread.  The daemon takes the mmap read lock with
  *   mmap_read_trylock() to scan; superpage_promote() takes it for write.
@@ -75,6 +80,8 @@ static DEFINE_HASHTABLE(superpage_slots_hash, 8);
 static LIST_HEAD(superpage_slots);
 static struct superpage_mm_slot *superpage_scan_slot;
 static bool superpage_hints_pending;
+static bool superpage_daemon_running;
+static bool superpage_kicked;
 
 static DEFINE_MUTEX(superpaged_mutex);
 static struct task_struct *superpaged_thread;
@@ -114,7 +121,7 @@ void superpage_daemon_enter_mm(struct mm_struct *mm)
 		return;
 	slot->mm = mm;
 	spin_lock(&superpage_slots_lock);
-	found = superpage_slot_lookup(mm);
+	found = !superpage_daemon_running || superpage_slot_lookup(mm);
 	if (!found) {
 		mmgrab(mm);
 		hash_add(superpage_slots_hash, &slot->hash, (unsigned long)mm);
@@ -218,11 +225,12 @@ static bool superpaged_vma_ok(struct vm_area_struct *vma)
 /*
  * Scan @slot's mm from slot->scan_address for at most @budget pages'
  * worth of ranges, promoting those that qualify.  Returns the pages'
- * worth scanned; slot->scan_address is 0 when the mm was scanned to its
- * end.
+ * worth scanned; *@more is true when the budget ran out in this mm (the
+ * next pass resumes here), false when the mm was scanned to its end or is
+ * busy or gone (the next pass moves on to the next mm).
  */
 static unsigned int superpaged_scan_mm(struct superpage_mm_slot *slot,
-				       unsigned int budget)
+				       unsigned int budget, bool *more)
 {
 	unsigned int threshold = READ_ONCE(sysctl_superpage_promote_threshold);
 	struct mm_struct *mm = slot->mm;
@@ -231,11 +239,12 @@ static unsigned int superpaged_scan_mm(struct superpage_mm_slot *slot,
 	struct folio *folio;
 	unsigned long addr;
 
+	*more = false;
 	if (!mmget_not_zero(mm))
 		return 1;
 restart:
 	if (!mmap_read_trylock(mm)) {
-		/* Contended: come back on the next pass. */
+		/* Contended: resume here when the scan comes back. */
 		mmput(mm);
 		return progress + 1;
 	}
@@ -250,6 +259,7 @@ restart:
 		     addr += HPAGE_PMD_SIZE) {
 			if (progress >= budget || kthread_should_stop()) {
 				slot->scan_address = addr;
+				*more = true;
 				goto out_unlock;
 			}
 			progress += HPAGE_PMD_NR;
@@ -276,6 +286,7 @@ static void superpaged_scan(unsigned int budget)
 {
 	struct superpage_mm_slot *slot;
 	unsigned int progress = 0, slots = 0, visited = 0;
+	bool more;
 
 	spin_lock(&superpage_slots_lock);
 	list_for_each_entry(slot, &superpage_slots, list)
@@ -298,8 +309,8 @@ static void superpaged_scan(unsigned int budget)
 		superpage_scan_slot = slot;
 		spin_unlock(&superpage_slots_lock);
 
-		progress += superpaged_scan_mm(slot, budget - progress);
-		if (slot->scan_address)
+		progress += superpaged_scan_mm(slot, budget - progress, &more);
+		if (more)
 			break;	/* out of budget in this mm */
 
 		spin_lock(&superpage_slots_lock);
@@ -315,7 +326,7 @@ static void superpaged_scan(unsigned int budget)
 static bool superpaged_should_wake(unsigned long next_scan)
 {
 	return kthread_should_stop() || READ_ONCE(superpage_hints_pending) ||
-		time_after_eq(jiffies, next_scan);
+		READ_ONCE(superpage_kicked) || time_after_eq(jiffies, next_scan);
 }
 
 static int superpaged(void *unused)
@@ -329,6 +340,11 @@ static int superpaged(void *unused)
 
 		superpaged_collect_dead();
 		superpaged_do_hints();
+		/* New scan tunables: scan now, then sleep the new time. */
+		if (READ_ONCE(superpage_kicked)) {
+			WRITE_ONCE(superpage_kicked, false);
+			next_scan = jiffies;
+		}
 		if (time_after_eq(jiffies, next_scan)) {
 			superpaged_scan(READ_ONCE(sysctl_superpage_pages_to_scan));
 			sleep = READ_ONCE(sysctl_superpage_scan_sleep_millisecs);
@@ -348,6 +364,7 @@ static int superpaged(void *unused)
  */
 void superpage_daemon_kick(void)
 {
+	WRITE_ONCE(superpage_kicked, true);
 	wake_up_interruptible(&superpaged_wait);
 }
 
@@ -369,16 +386,24 @@ int superpage_daemon_start_stop(bool run)
 
 	mutex_lock(&superpaged_mutex);
 	if (run && !superpaged_thread) {
+		spin_lock(&superpage_slots_lock);
+		superpage_daemon_running = true;
+		spin_unlock(&superpage_slots_lock);
 		thread = kthread_run(superpaged, NULL, "ksuperpaged");
-		if (IS_ERR(thread))
+		if (IS_ERR(thread)) {
 			ret = PTR_ERR(thread);
-		else
+			spin_lock(&superpage_slots_lock);
+			superpage_daemon_running = false;
+			spin_unlock(&superpage_slots_lock);
+		} else {
 			superpaged_thread = thread;
+		}
 	} else if (!run && superpaged_thread) {
 		kthread_stop(superpaged_thread);
 		superpaged_thread = NULL;
 
 		spin_lock(&superpage_slots_lock);
+		superpage_daemon_running = false;
 		list_for_each_entry_safe(slot, next, &superpage_slots, list) {
 			superpage_slot_free(slot);
 			list_add(&slot->list, &slots);

@@ -29,11 +29,13 @@
  *   zeroed, and they were unmapped anyway.
  *
  * Locking
- *   As khugepaged's collapse_huge_page(): the mmap write lock (no fault,
- *   GUP or zap can run in the range; UFFDIO_MOVE is excluded too), then
- *   folio_trylock() (excludes reclaim, migration, KSM and split), then
- *   vma_start_write() (per-VMA-lock faults), the anon_vma write lock (rmap
- *   walkers), the mmu notifiers, and the PMD lock to clear the PMD.  After
+ *   As khugepaged's collapse_huge_page(): the mmap write lock (no fault
+ *   under the mmap lock, no GUP, no zap), then vma_start_write() (faults
+ *   and UFFDIO_MOVE under the per-VMA lock), then folio_trylock() (reclaim,
+ *   migration, KSM and split).  From there no subpage can be mapped or
+ *   unmapped, so the reference check before the holes are zeroed is exact
+ *   for them.  Then the anon_vma write lock (rmap walkers), the mmu
+ *   notifiers, and the PMD lock to clear the PMD.  After
  *   pmdp_collapse_flush() and tlb_remove_table_sync_one() no CPU and no
  *   GUP-fast walker can reach the old table, whose entries are then checked
  *   and cleared under its own PTE lock.
@@ -255,7 +257,7 @@ static pmd_t superpage_switch_rmap(struct vm_area_struct *vma,
 
 bool __superpage_khugepaged_skip(struct folio *folio)
 {
-	return folio_test_large(folio) && folio_order(folio) == HPAGE_PMD_ORDER;
+	return folio_test_large(folio) && folio_test_superpage_resv(folio);
 }
 
 static void superpage_count_promote(enum superpage_promote_result ret)
@@ -323,6 +325,8 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 		goto out_put;
 	}
 
+	/* Before any check: per-VMA-lock faults could unmap a subpage. */
+	vma_start_write(vma);
 	ret = SUPERPAGE_PROMOTE_BUSY;
 	if (!folio_trylock(folio))
 		goto out_put;
@@ -341,7 +345,6 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	    folio_ref_count(folio) != folio_mapcount(folio) + 1)
 		goto out_unlock;
 
-	vma_start_write(vma);
 	holes = superpage_zero_holes(folio);
 	anon_vma_lock_write(vma->anon_vma);
 	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, mm, haddr,

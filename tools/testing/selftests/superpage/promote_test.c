@@ -457,6 +457,36 @@ TEST_F(promote, pinned_page_delays_promotion)
 	munmap(p, SP_HPAGE);
 }
 
+/*
+ * A new scan period takes effect at once: with an hour's sleep, a range
+ * that only the scan can find (it filled while split across two VMAs, so
+ * its hint found nothing to promote) waits; writing a short period makes
+ * the daemon scan now.
+ */
+TEST_F(promote, scan_sleep_change_takes_effect)
+{
+	char *p = sp_map_aligned(SP_HPAGE);
+	int k;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 3600000));
+	usleep(SP_QUIET_MS * 1000);
+	sp_fill(p, SP_NR / 2, 11);
+	ASSERT_EQ(0, mprotect(p + SP_HPAGE / 2, SP_HPAGE / 2, PROT_READ));
+	for (k = SP_NR / 2; k < SP_NR; k++)
+		ASSERT_EQ(0, sp_load(p + k * SP_PAGE));
+	/* Let the daemon take the hint of the full range while it is split. */
+	usleep(SP_QUIET_MS * 1000);
+	ASSERT_EQ(0, mprotect(p + SP_HPAGE / 2, SP_HPAGE / 2,
+			      PROT_READ | PROT_WRITE));
+	usleep(SP_QUIET_MS * 1000);
+	EXPECT_EQ(0, sp_smaps_kb(p, "AnonHugePages"));
+	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 100));
+	EXPECT_EQ(2048, sp_wait_anon_huge(p, 2048, SP_WAIT_MS));
+	EXPECT_EQ(-1, sp_bad_page(p, SP_NR / 2, 11));
+	munmap(p, SP_HPAGE);
+}
+
 #define KHUGEPAGED	"/sys/kernel/mm/transparent_hugepage/khugepaged/"
 
 /* Wait up to @ms for khugepaged to finish two more full scans. */
