@@ -343,11 +343,6 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 	*ret = vmf_anon_prepare(vmf);
 	if (*ret)
 		return true;
-	/*
-	 * As do_huge_pmd_anonymous_page() would have: khugepaged learns about
-	 * the mm, for the ranges that fall back to 4 KiB pages.
-	 */
-	khugepaged_enter_vma(vma, vma->vm_flags);
 
 	*ret = 0;
 	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
@@ -369,5 +364,11 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 	vmf->pte = NULL;
 	if (!empty || !thp_vma_suitable_order(vma, haddr, PMD_ORDER))
 		return false;
+	/*
+	 * Where do_huge_pmd_anonymous_page() would have run (the first fault
+	 * of a suitable range), khugepaged learns about the mm as it would
+	 * have there, for the ranges that fall back to 4 KiB pages.
+	 */
+	khugepaged_enter_vma(vma, vma->vm_flags);
 	return superpage_resv_create(vmf, haddr, i, ret);
 }
