@@ -14,6 +14,8 @@
 #include <linux/mm_types.h>
 #include <linux/page-flags.h>
 
+struct mem_cgroup;
+struct pglist_data;
 struct vm_fault;
 
 /**
@@ -64,6 +66,12 @@ void superpage_resv_start(struct folio *folio);
 void __superpage_resv_mod_mapped(struct folio *folio, int nr);
 void __superpage_resv_end(struct folio *folio);
 unsigned long superpage_resv_unused_pages(void);
+void __superpage_resv_split(struct folio *folio);
+unsigned long __superpage_reclaim_node(struct pglist_data *pgdat,
+				       struct mem_cgroup *target,
+				       int reclaim_idx,
+				       unsigned long nr_wanted);
+bool __superpage_demote_folio(struct folio *folio, struct list_head *list);
 
 /**
  * superpage_vma_eligible() - may faults in @vma create reservations?
@@ -136,6 +144,67 @@ static inline void superpage_resv_end(struct folio *folio)
 		__superpage_resv_end(folio);
 }
 
+/**
+ * superpage_resv_split() - a reservation is being split
+ * @folio: a large folio about to be split
+ *
+ * Called from __split_huge_page(): the reservation is broken, its unused
+ * subpages are freed by the split.  Counted in superpage_resv_broken.
+ */
+static inline void superpage_resv_split(struct folio *folio)
+{
+	if (folio_test_superpage_resv(folio))
+		__superpage_resv_split(folio);
+}
+
+/**
+ * superpage_reclaim_node() - break reservations before reclaim scans
+ * @pgdat: the node under reclaim
+ * @target: the memcg under reclaim, or NULL for global reclaim
+ * @reclaim_idx: the highest zone that reclaim may free pages in
+ * @nr_wanted: pages that reclaim still wants
+ *
+ * Called by shrink_node() before it scans the LRU lists: breaking a partly
+ * populated reservation frees its unused subpages without I/O.  The least
+ * recently grown reservations of @pgdat in @target's subtree go first;
+ * memcgs protected by memory.min or memory.low are left alone.
+ *
+ * Return: the number of pages freed.
+ */
+static inline unsigned long superpage_reclaim_node(struct pglist_data *pgdat,
+						   struct mem_cgroup *target,
+						   int reclaim_idx,
+						   unsigned long nr_wanted)
+{
+	if (!superpage_enabled() || !nr_wanted)
+		return 0;
+	return __superpage_reclaim_node(pgdat, target, reclaim_idx, nr_wanted);
+}
+
+/**
+ * superpage_demote_folio() - demote a superpage that reclaim selected
+ * @folio: a locked folio isolated by shrink_folio_list()
+ * @list: where the subpages go if @folio is split
+ *
+ * Called only where reclaim honours accessed bits, does not migrate
+ * folios whole to a lower memory tier, and may swap (__GFP_IO).
+ *
+ * With vm.superpage_demote_on_reclaim on: a PMD-mapped anonymous huge page
+ * is remapped with PTEs, so that the daemon can promote it again in place
+ * if pressure ends first; a PTE-mapped one is split, so that its subpages
+ * age and are swapped one by one.
+ *
+ * Return: true if @folio was split (it is a 4 KiB page now and its other
+ * subpages are on @list).
+ */
+static inline bool superpage_demote_folio(struct folio *folio,
+					  struct list_head *list)
+{
+	if (!superpage_enabled() || !folio_test_large(folio))
+		return false;
+	return __superpage_demote_folio(folio, list);
+}
+
 #else /* !CONFIG_SUPERPAGE */
 
 static inline bool superpage_enabled(void)
@@ -174,6 +243,24 @@ static inline void superpage_resv_end(struct folio *folio)
 static inline unsigned long superpage_resv_unused_pages(void)
 {
 	return 0;
+}
+
+static inline void superpage_resv_split(struct folio *folio)
+{
+}
+
+static inline unsigned long superpage_reclaim_node(struct pglist_data *pgdat,
+						   struct mem_cgroup *target,
+						   int reclaim_idx,
+						   unsigned long nr_wanted)
+{
+	return 0;
+}
+
+static inline bool superpage_demote_folio(struct folio *folio,
+					  struct list_head *list)
+{
+	return false;
 }
 
 #endif /* CONFIG_SUPERPAGE */

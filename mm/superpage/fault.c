@@ -13,8 +13,11 @@
  *   sits on the LRU and, from its creation, on the deferred split queue as
  *   partially mapped, so reclaim and the deferred split shrinker split it
  *   (freeing the unused subpages) before any of it could be swapped or
- *   migrated whole.  The first reservation of an mm registers it with
- *   ksuperpaged, and a fault that brings a reservation to
+ *   migrated whole.  Creation and growth stamp the folio, so that reclaim
+ *   breaks the least recently grown reservations first, and a failed
+ *   order-9 allocation breaks stale ones to make room (break.c).  The
+ *   first reservation of an mm registers it with ksuperpaged, and a
+ *   fault that brings a reservation to
  *   vm.superpage_promote_threshold (or fills it) asks the daemon to
  *   promote the range (daemon.c, promote.c).
  *
@@ -61,6 +64,7 @@
 #include <linux/khugepaged.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/compaction.h>
 #include <linux/oom.h>
 #include <linux/rmap.h>
 #include <linux/superpage.h>
@@ -248,6 +252,7 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	set_pte_at(vma->vm_mm, addr, vmf->pte, superpage_mk_pte(vmf, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 
+	superpage_resv_grew(folio);
 	nr = folio_nr_pages_mapped(folio);
 	/* Rechecked under the split queue lock, against concurrent zaps. */
 	if (nr == HPAGE_PMD_NR)
@@ -277,6 +282,26 @@ static bool superpage_range_empty(pte_t *table)
 }
 
 /*
+ * No free 2 MiB block for a new reservation: break stale reservations of
+ * this memcg on the local node, so that compaction can move their few used
+ * pages away.  As the THP defrag policy says (@gfp): where it allows direct
+ * compaction, try once more now; where it does not, wake kcompactd, for
+ * the next new range.  Returns the folio, or NULL.
+ */
+static struct folio *superpage_resv_alloc_preempt(struct vm_area_struct *vma,
+						  unsigned long haddr, gfp_t gfp)
+{
+	int nid = numa_node_id();
+
+	if (!superpage_resv_preempt(vma->vm_mm, nid, gfp_zone(gfp)))
+		return NULL;
+	if (gfpflags_allow_blocking(gfp))
+		return vma_alloc_folio(gfp, HPAGE_PMD_ORDER, vma, haddr, true);
+	wakeup_kcompactd(NODE_DATA(nid), HPAGE_PMD_ORDER, gfp_zone(gfp));
+	return NULL;
+}
+
+/*
  * Create a reservation for the empty range at @haddr and map its subpage
  * @i.  Called without the PTE lock.  False: no order-9 page or no memcg
  * charge, go on with the usual path.
@@ -293,6 +318,8 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 
 	/* Not zeroed: only the subpages that get mapped are. */
 	folio = vma_alloc_folio(gfp, HPAGE_PMD_ORDER, vma, haddr, true);
+	if (!folio)
+		folio = superpage_resv_alloc_preempt(vma, haddr, gfp);
 	if (!folio) {
 		count_vm_event(SUPERPAGE_RESV_ALLOC_FAILED);
 		return false;
@@ -329,6 +356,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	 * and the unmapped subpages must never be written to swap.
 	 */
 	superpage_resv_start(folio);
+	superpage_resv_grew(folio);
 	folio_add_new_anon_rmap_pte(folio, page, vma, addr);
 	deferred_split_folio(folio, true);
 	folio_add_lru_vma(folio, vma);

@@ -14,6 +14,8 @@ extern unsigned int sysctl_superpage_promote_threshold;
 extern unsigned int sysctl_superpage_scan_sleep_millisecs;
 /* vm.superpage_pages_to_scan: 4 KiB pages of address space per pass. */
 extern unsigned int sysctl_superpage_pages_to_scan;
+/* vm.superpage_demote_on_reclaim: reclaim demotes superpages it selects. */
+extern unsigned int sysctl_superpage_demote_on_reclaim;
 
 /**
  * enum superpage_promote_result - outcome of superpage_promote()
@@ -42,6 +44,14 @@ struct folio *superpage_promote_candidate(struct vm_area_struct *vma,
 					  unsigned int threshold);
 enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 						unsigned long haddr);
+
+/* break.c */
+void superpage_resv_grew(struct folio *folio);
+unsigned int superpage_resv_preempt(struct mm_struct *mm, int nid,
+				    int max_zone);
+
+/* demote.c */
+bool superpage_under_pressure(struct folio *folio);
 
 /* daemon.c */
 void superpage_daemon_enter_mm(struct mm_struct *mm);

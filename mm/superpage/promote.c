@@ -79,7 +79,9 @@ static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
  * The first present PTE of the range decides: it must map subpage k of an
  * exclusive, PTE-mapped, order-9 anonymous folio of this VMA's anon_vma at
  * index k, with at least @threshold subpages mapped, all by this range
- * (none shared after fork, none mapped elsewhere after mremap).  Called
+ * (none shared after fork, none mapped elsewhere after mremap).  A folio
+ * that is not a reservation (a superpage demoted by reclaim) is promoted
+ * again only once memory is no longer short (superpage_under_pressure()).  Called
  * with the mmap lock held; the verdict is a hint until superpage_promote()
  * has checked every entry.
  *
@@ -123,6 +125,12 @@ struct folio *superpage_promote_candidate(struct vm_area_struct *vma,
 	}
 	nr = folio_nr_pages_mapped(folio);
 	if (nr < threshold || folio_mapcount(folio) != nr) {
+		folio = NULL;
+		goto out;
+	}
+	/* A demoted superpage waits for the end of the pressure (demote.c). */
+	if (!folio_test_superpage_resv(folio) &&
+	    superpage_under_pressure(folio)) {
 		folio = NULL;
 		goto out;
 	}

@@ -13,9 +13,10 @@
  * How a reservation is known
  *   By PG_superpage_resv on the folio's second page, set by the fault path
  *   when it creates the reservation and cleared when the reservation ends:
- *   promotion (promote.c), a split (__split_huge_page()), or the free of
- *   the folio (free_pages_prepare()), which covers migration, swap-out of
- *   a full reservation and khugepaged's copy too.
+ *   promotion (promote.c), a split (__split_huge_page(), counted in
+ *   superpage_resv_broken), or the free of the folio
+ *   (free_pages_prepare()), which covers migration, swap-out of a full
+ *   reservation and khugepaged's copy too.
  *
  * Invariants
  *   - For each folio with the flag, it added 1 to NR_SUPERPAGE_RESV and
@@ -76,6 +77,13 @@ void __superpage_resv_end(struct folio *folio)
 	mod_node_page_state(pgdat, NR_SUPERPAGE_RESV, -1);
 	mod_node_page_state(pgdat, NR_SUPERPAGE_RESV_UNUSED,
 			    mapped - folio_nr_pages(folio));
+}
+
+/* The reservation @folio is being split: it is broken. */
+void __superpage_resv_split(struct folio *folio)
+{
+	count_vm_event(SUPERPAGE_RESV_BROKEN);
+	__superpage_resv_end(folio);
 }
 
 /**

@@ -9,7 +9,8 @@
  *   ksuperpaged daemon when the feature is switched on and stops it when it
  *   is switched off.  It also registers the daemon's tunables,
  *   vm.superpage_promote_threshold, vm.superpage_scan_sleep_millisecs and
- *   vm.superpage_pages_to_scan.
+ *   vm.superpage_pages_to_scan, and reclaim's switch,
+ *   vm.superpage_demote_on_reclaim.
  *
  * Invariants
  *   - sysctl_superpage_enabled is always one of enum superpage_mode
@@ -45,6 +46,7 @@ int sysctl_superpage_enabled __read_mostly = SUPERPAGE_OFF;
 unsigned int sysctl_superpage_promote_threshold __read_mostly = HPAGE_PMD_NR;
 unsigned int sysctl_superpage_scan_sleep_millisecs __read_mostly = 1000;
 unsigned int sysctl_superpage_pages_to_scan __read_mostly = 64 * HPAGE_PMD_NR;
+unsigned int sysctl_superpage_demote_on_reclaim __read_mostly = 1;
 
 static unsigned int superpage_one = 1;
 static unsigned int superpage_pmd_nr = HPAGE_PMD_NR;
@@ -136,6 +138,15 @@ static struct ctl_table superpage_sysctl_table[] = {
 		.proc_handler	= superpage_scan_handler,
 		.extra1		= &superpage_pmd_nr,
 		.extra2		= &superpage_scan_max,
+	},
+	{
+		.procname	= "superpage_demote_on_reclaim",
+		.data		= &sysctl_superpage_demote_on_reclaim,
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
 	},
 };
 

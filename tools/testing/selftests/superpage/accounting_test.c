@@ -21,27 +21,6 @@ struct sp_gauges {
 	long resv, unused, meminfo_kb, free_kb, avail_kb;
 };
 
-/* A /proc/meminfo field in kB, or -1. */
-static long sp_meminfo_kb(const char *field)
-{
-	size_t len = strlen(field);
-	char line[256];
-	long kb = -1;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			kb = atol(line + len + 1);
-			break;
-		}
-	}
-	fclose(f);
-	return kb;
-}
-
 static void sp_gauges_read(struct sp_gauges *g)
 {
 	sp_write_file(STAT_REFRESH, "1");

@@ -23,6 +23,7 @@
 #define SP_THRESHOLD	"/proc/sys/vm/superpage_promote_threshold"
 #define SP_SCAN_SLEEP	"/proc/sys/vm/superpage_scan_sleep_millisecs"
 #define SP_PAGES_TO_SCAN "/proc/sys/vm/superpage_pages_to_scan"
+#define SP_DEMOTE	"/proc/sys/vm/superpage_demote_on_reclaim"
 #define SP_THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
 
 #define PM_PRESENT	0x8000000000000000ULL	/* bit 63 */
@@ -83,25 +84,40 @@ static inline int sp_write_int(const char *path, int val)
 	return sp_write_file(path, buf);
 }
 
-/* A /proc/vmstat counter, or -1 when the kernel does not have it. */
-static inline long sp_vmstat(const char *name)
+/*
+ * The number after "@name@sep" on a line of the file @path (/proc/vmstat,
+ * /proc/meminfo, a cgroup's memory.events), or -1 when there is none.
+ */
+static inline long sp_file_field(const char *path, const char *name, char sep)
 {
 	size_t len = strlen(name);
 	char line[256];
 	long val = -1;
 	FILE *f;
 
-	f = fopen("/proc/vmstat", "r");
+	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, name, len) && line[len] == ' ') {
+		if (!strncmp(line, name, len) && line[len] == sep) {
 			val = atol(line + len + 1);
 			break;
 		}
 	}
 	fclose(f);
 	return val;
+}
+
+/* A /proc/vmstat counter, or -1 when the kernel does not have it. */
+static inline long sp_vmstat(const char *name)
+{
+	return sp_file_field("/proc/vmstat", name, ' ');
+}
+
+/* A /proc/meminfo field in kB, or -1. */
+static inline long sp_meminfo_kb(const char *field)
+{
+	return sp_file_field("/proc/meminfo", field, ':');
 }
 
 /* The pagemap entry of @addr in this process. */

@@ -137,6 +137,7 @@ TEST(tunables_ranges)
 		{ SP_THRESHOLD, 1, 512 },
 		{ SP_SCAN_SLEEP, 1, 3600000 },
 		{ SP_PAGES_TO_SCAN, 512, 16777216 },
+		{ SP_DEMOTE, 0, 1 },
 	};
 	unsigned int i, j;
 
