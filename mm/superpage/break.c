@@ -40,8 +40,8 @@
  *   - Reclaim breaks only what it could reclaim itself: reservations in
  *     zones up to its reclaim_idx, on its node, in memcgs that
  *     memory.min and memory.low do not protect.
- *   - A reservation that cannot be broken now (locked, pinned) is stamped
- *     as just grown, so that it does not stop the others from going.
+ *   - A reservation that cannot be split now (pinned) is stamped as just
+ *     grown, so that it does not stop the others from going.
  *   - A folio is broken with a reference held (taken under the queue lock,
  *     where it cannot be freed: the free path unqueues it under that lock
  *     first) and with its lock held, as split_folio() requires.
@@ -53,9 +53,11 @@
  *   The queue's split_queue_lock (irqsave) is held while a candidate is
  *   chosen and its reference taken, never across the split.  The folio
  *   lock is only tried (reclaim may run with other folios locked).
- *   _superpage_grown is written by the fault path under the folio lock or
- *   before the folio is visible, and read locklessly: a stale read only
- *   changes which reservation goes first.
+ *   _superpage_grown is written under the folio lock (growth, a failed
+ *   break) or before the folio is visible (creation), never where the
+ *   folio could be split meanwhile; it is read under the queue lock,
+ *   where the folio is still whole, without the folio lock: a stale read
+ *   only changes which reservation goes first.
  */
 #include <linux/mm.h>
 #include <linux/huge_mm.h>
@@ -164,28 +166,30 @@ static struct folio *superpage_stalest_resv(struct deferred_split *queue,
  * Break the reservation @folio, referenced by the caller.  Returns the
  * number of subpages freed (its unused ones), 0 if it could not be split
  * now (locked, pinned, grown full or split meanwhile).  A reservation that
- * could not be broken is stamped as just grown, so that the next attempt
- * goes to another one.
+ * could not be split is stamped as just grown, so that the next attempt
+ * goes to another one; the stamp is written under the folio lock, where
+ * the folio cannot be split (its third page would belong to another
+ * folio then).
  */
 static unsigned long superpage_break(struct folio *folio)
 {
 	unsigned long freed = 0;
 	long unused;
 
-	if (folio_trylock(folio)) {
-		if (folio_test_large(folio) &&
-		    folio_test_superpage_resv(folio) &&
-		    folio_test_partially_mapped(folio) &&
-		    !folio_test_swapcache(folio)) {
-			unused = folio_nr_pages(folio) -
-				 folio_nr_pages_mapped(folio);
-			if (unused > 0 && !split_folio(folio))
-				freed = unused;
-		}
-		folio_unlock(folio);
+	/* A locked folio is busy (maybe being split): no restamp either. */
+	if (!folio_trylock(folio))
+		return 0;
+	if (folio_test_large(folio) && folio_test_superpage_resv(folio) &&
+	    folio_test_partially_mapped(folio) &&
+	    !folio_test_swapcache(folio)) {
+		unused = folio_nr_pages(folio) - folio_nr_pages_mapped(folio);
+		if (unused > 0 && !split_folio(folio))
+			freed = unused;
+		/* Still whole, under our lock: the stamp is its own. */
+		if (!freed)
+			superpage_resv_grew(folio);
 	}
-	if (!freed && folio_test_large(folio))
-		superpage_resv_grew(folio);
+	folio_unlock(folio);
 	return freed;
 }
 

@@ -23,6 +23,7 @@
 #include "superpage_util.h"
 
 #define CG_ROOT		"/sys/fs/cgroup"
+#define STAT_REFRESH	"/proc/sys/vm/stat_refresh"
 #define ZRAM		"/dev/zram0"
 #define ZRAM_SYS	"/sys/block/zram0"
 #define ZRAM_SIZE	(512UL << 20)
@@ -303,19 +304,23 @@ TEST_F(pressure, sparse_memcg_breaks_reservations_not_swap)
 /*
  * Two reservations: A created first, B second, then A grown again after a
  * pause.  A pressure that one break satisfies (memory.reclaim of 4 KiB)
- * breaks B, the least recently grown, not A, the oldest.  The workload
+ * breaks B, the least recently grown, not A, the oldest; the gauges lose
+ * B and its unused pages, exactly (after vm.stat_refresh).  The workload
  * runs in a child that allocates nothing else in the cgroup, so no other
  * reservation of the cgroup competes.
  */
 TEST_F(pressure, least_recently_grown_breaks_first)
 {
 	long broken = sp_vmstat("superpage_resv_broken");
+	long resv, unused;
 	char path[256];
 	int status = -1, k, fd;
 	char *a, *b;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/memory.reclaim", self->cg);
+	/* The stdio buffers of sp_vmstat() come from memory charged here. */
+	sp_vmstat("nr_superpage_resv");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -334,6 +339,9 @@ TEST_F(pressure, least_recently_grown_breaks_first)
 			a[k * SP_PAGE] = 1;
 		if (!sp_in_large_folio(a) || !sp_in_large_folio(b))
 			_exit(5);
+		sp_write_file(STAT_REFRESH, "1");
+		resv = sp_vmstat("nr_superpage_resv");
+		unused = sp_vmstat("nr_superpage_resv_unused");
 		fd = open(path, O_WRONLY);
 		if (fd < 0 || write(fd, "4096", 4) != 4)
 			_exit(6);
@@ -342,6 +350,11 @@ TEST_F(pressure, least_recently_grown_breaks_first)
 			_exit(7);
 		if (sp_in_large_folio(b))
 			_exit(8);
+		/* The gauges lost B and its 504 unused pages, exactly. */
+		sp_write_file(STAT_REFRESH, "1");
+		if (resv - sp_vmstat("nr_superpage_resv") != 1 ||
+		    unused - sp_vmstat("nr_superpage_resv_unused") != SP_NR - 8)
+			_exit(9);
 		for (k = 0; k < 16; k++)
 			if (a[k * SP_PAGE] != 1 || (k < 8 && b[k * SP_PAGE] != 1))
 				_exit(2);
@@ -349,9 +362,43 @@ TEST_F(pressure, least_recently_grown_breaks_first)
 	}
 	waitpid(pid, &status, 0);
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
-	/* 5: no reservations; 7: A was broken; 8: B was not. */
+	/* 5: no reservations; 7: A was broken; 8: B was not; 9: gauges. */
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	EXPECT_LE(1, sp_vmstat("superpage_resv_broken") - broken);
+}
+
+/*
+ * Unzeroed memory never reaches swap: a reservation with 10 of its 512
+ * subpages written is paged out (MADV_PAGEOUT); it is split first, and
+ * exactly its 10 pages are written to swap.  They read back intact, and
+ * the holes read zero.
+ */
+TEST_F(pressure, partial_reservation_swaps_only_used_pages)
+{
+	long swp, broken;
+	char *p;
+	int k;
+
+	ASSERT_EQ(0, cg_enter(self->cg));
+	p = sp_map_aligned(SP_HPAGE);
+	ASSERT_NE(NULL, p);
+	for (k = 0; k < 10; k++)
+		memset(p + k * 7 * SP_PAGE, k + 1, SP_PAGE);
+	ASSERT_TRUE(sp_in_large_folio(p));
+	swp = sp_vmstat("pswpout");
+	broken = sp_vmstat("superpage_resv_broken");
+	ASSERT_EQ(0, madvise(p, SP_HPAGE, MADV_PAGEOUT));
+	EXPECT_EQ(10, sp_vmstat("pswpout") - swp);
+	EXPECT_EQ(1, sp_vmstat("superpage_resv_broken") - broken);
+	for (k = 0; k < SP_NR; k++) {
+		char want = k % 7 || k / 7 >= 10 ? 0 : k / 7 + 1;
+
+		if (p[k * SP_PAGE] != want ||
+		    p[k * SP_PAGE + SP_PAGE - 1] != want) {
+			EXPECT_EQ(want, p[k * SP_PAGE]) TH_LOG("page %d", k);
+			break;
+		}
+	}
 }
 
 /* Fill @npages pages at @p with their words; check them; 0 if intact. */
