@@ -9,7 +9,12 @@
  *   only the faulting subpage is zeroed and mapped (with a PTE).  A later
  *   fault in the range finds the reservation through a present neighbour
  *   PTE in the same page table, validates it, and maps the matching subpage
- *   of the same folio, so the range fills physically contiguous.  The folio
+ *   of the same folio, so the range fills physically contiguous.  When the
+ *   fault continues a run of present entries (a sequential fill, up or
+ *   down), it maps a naturally aligned cluster of unmapped subpages around
+ *   the faulting one, up to 2^vm.superpage_cluster_max_order, and at most
+ *   twice the run; a scattered fault maps its own subpage only.  The
+ *   cluster is derived from the page table alone: no state is kept.  The folio
  *   sits on the LRU and, from its creation, on the deferred split queue as
  *   partially mapped, so reclaim and the deferred split shrinker split it
  *   (freeing the unused subpages) before any of it could be swapped or
@@ -40,12 +45,14 @@
  *      stops in parent and child after fork;
  *   R4 with the folio locked: not in the swap cache, not under writeback,
  *      swap-backed, no hardware-poisoned page;
- *   R5 the target subpage is not mapped (its own _mapcount is -1);
+ *   R5 the target subpage, and every subpage of its cluster, is not mapped
+ *      (its own _mapcount is -1) and its entry is none;
  *   R6 the folio holds no reference beyond its mappings (no zap waiting
  *      for its TLB flush, no pin, no pipe buffer): a zapped subpage, or one
  *      that another process still reaches, is never handed out again.
  *   Security: an unmapped subpage holds a previous owner's data.  It is
- *   zeroed before its PTE is set (smp_wmb() orders the two), and it never
+ *   zeroed before its PTE is set (smp_wmb() orders the two; a cluster's
+ *   subpages are all zeroed before any of their PTEs is set), and it never
  *   reaches user space otherwise: GUP, /proc/pid/mem and core dumps walk
  *   page tables, and the partially-mapped flag makes reclaim and migration
  *   split the folio (freeing unmapped subpages) instead of copying it.
@@ -205,29 +212,94 @@ static bool superpage_subpage_usable(struct folio *folio, struct page *page)
 
 /*
  * Tell ksuperpaged about the range at @haddr when its reservation has just
- * reached @nr mapped subpages: the threshold, or all of them (the threshold
- * may have been raised since).  A hint, see daemon.c.
+ * gone from @from to @to mapped subpages, crossing the threshold or
+ * reaching all of them (the threshold may have been raised since).  A
+ * hint, see daemon.c.
  */
 static void superpage_maybe_ready(struct mm_struct *mm, unsigned long haddr,
-				  int nr)
+				  int from, int to)
 {
-	if (nr == READ_ONCE(sysctl_superpage_promote_threshold) ||
-	    nr == HPAGE_PMD_NR)
+	int threshold = READ_ONCE(sysctl_superpage_promote_threshold);
+
+	if ((from < threshold && to >= threshold) || to == HPAGE_PMD_NR)
 		superpage_daemon_note_ready(mm, haddr);
 }
 
 /*
- * Map subpage @i of the reservation @folio at the faulting address.  Called
- * with the PTE lock held; returns with it released.  False: the subpage is
- * not usable, go on with the usual path.
+ * How many entries next to index @i, going by @step (+1 or -1), are
+ * present, up to @max.
+ */
+static unsigned int superpage_run(pte_t *table, int i, int step,
+				  unsigned int max)
+{
+	unsigned int run = 0;
+	int j;
+
+	for (j = i + step; j >= 0 && j < HPAGE_PMD_NR && run < max; j += step) {
+		if (pte_none(ptep_get(table + j)))
+			break;
+		run++;
+	}
+	return run;
+}
+
+/*
+ * The cluster of a fault at index @i of @folio, whose range's page table
+ * starts at @table: the largest naturally aligned block of 2^k subpages
+ * around @i whose entries are all none and whose subpages are all
+ * unmapped, where k is at most vm.superpage_cluster_max_order and at most
+ * one more than the order of the run of present entries next to @i, on
+ * either side.  A fault next to nothing (a scattered pattern) gets k = 0,
+ * a sequential fill doubles its cluster at every fault up to the maximum.
+ * Returns the block's first index; *@nr is its size.  Called under the
+ * PTE lock, so that the entries cannot change.
+ */
+static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
+				      unsigned int i, unsigned int *nr)
+{
+	unsigned int max = READ_ONCE(sysctl_superpage_cluster_max_order);
+	unsigned int run, k, start, j;
+
+	*nr = 1;
+	if (!max)
+		return i;
+	run = max(superpage_run(table, i, -1, 1U << max),
+		  superpage_run(table, i, 1, 1U << max));
+	if (!run)
+		return i;
+	for (k = min_t(unsigned int, max, ilog2(run) + 1); k > 0; k--) {
+		start = round_down(i, 1U << k);
+		for (j = start; j < start + (1U << k); j++) {
+			struct page *page = folio_page(folio, j);
+
+			if (!pte_none(ptep_get(table + j)) ||
+			    atomic_read(&page->_mapcount) != -1 ||
+			    PageHWPoison(page))
+				break;
+		}
+		if (j == start + (1U << k)) {
+			*nr = 1U << k;
+			return start;
+		}
+	}
+	return i;
+}
+
+/*
+ * Map subpage @i of the reservation @folio at the faulting address, with
+ * the rest of its cluster (superpage_cluster()).  Called with the PTE lock
+ * held; returns with it released.  False: the subpage is not usable, go on
+ * with the usual path.
  */
 static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 				unsigned int i, vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
-	struct page *page = folio_page(folio, i);
-	int nr;
+	unsigned long haddr = addr & HPAGE_PMD_MASK;
+	pte_t *table = vmf->pte - i;
+	unsigned int start, nr, j;
+	int from, to;
 
 	*ret = check_stable_address_space(vma->vm_mm);
 	if (*ret) {
@@ -237,31 +309,48 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	}
 	if (!folio_trylock(folio))
 		goto fallback;
-	if (!superpage_subpage_usable(folio, page)) {
+	if (!superpage_subpage_usable(folio, folio_page(folio, i))) {
 		folio_unlock(folio);
 		goto fallback;
 	}
+	start = superpage_cluster(table, folio, i, &nr);
 
-	/* The reference of the new PTE. */
-	folio_get(folio);
-	clear_user_highpage(page, addr);
-	/* The zeroes must be visible before the PTE is. */
+	/* The references of the new PTEs. */
+	folio_ref_add(folio, nr);
+	for (j = start; j < start + nr; j++)
+		clear_user_highpage(folio_page(folio, j),
+				    haddr + j * PAGE_SIZE);
+	/* The zeroes must be visible before the PTEs are. */
 	smp_wmb();
-	folio_add_anon_rmap_pte(folio, page, vma, addr, RMAP_EXCLUSIVE);
-	add_mm_counter(vma->vm_mm, MM_ANONPAGES, 1);
-	set_pte_at(vma->vm_mm, addr, vmf->pte, superpage_mk_pte(vmf, page));
-	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
+	from = folio_nr_pages_mapped(folio);
+	folio_add_anon_rmap_ptes(folio, folio_page(folio, start), nr, vma,
+				 haddr + start * PAGE_SIZE, RMAP_EXCLUSIVE);
+	add_mm_counter(vma->vm_mm, MM_ANONPAGES, nr);
+	for (j = start; j < start + nr; j++) {
+		pte_t entry = superpage_mk_pte(vmf, folio_page(folio, j));
+
+		/* Mapped ahead, not yet used: old, for reclaim to see. */
+		if (j != i)
+			entry = pte_mkold(entry);
+		set_pte_at(vma->vm_mm, haddr + j * PAGE_SIZE, table + j, entry);
+	}
+	update_mmu_cache_range(vmf, vma, haddr + start * PAGE_SIZE,
+			       table + start, nr);
 
 	superpage_resv_grew(folio);
-	nr = folio_nr_pages_mapped(folio);
+	to = folio_nr_pages_mapped(folio);
 	/* Rechecked under the split queue lock, against concurrent zaps. */
-	if (nr == HPAGE_PMD_NR)
+	if (to == HPAGE_PMD_NR)
 		deferred_split_clear_partially_mapped(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
 	folio_unlock(folio);
-	count_vm_event(SUPERPAGE_RESV_MAPPED);
-	superpage_maybe_ready(vma->vm_mm, addr & HPAGE_PMD_MASK, nr);
+	count_vm_events(SUPERPAGE_RESV_MAPPED, nr);
+	if (nr > 1) {
+		count_vm_events(SUPERPAGE_CLUSTER_MAPPED, nr - 1);
+		count_vm_event(SUPERPAGE_CLUSTER_ORDER_1 + ilog2(nr) - 1);
+	}
+	superpage_maybe_ready(vma->vm_mm, haddr, from, to);
 	*ret = 0;
 	return true;
 
@@ -367,7 +456,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	vmf->pte = NULL;
 	count_vm_event(SUPERPAGE_RESV_ALLOC);
 	superpage_daemon_enter_mm(mm);
-	superpage_maybe_ready(mm, haddr, 1);
+	superpage_maybe_ready(mm, haddr, 0, 1);
 	return true;
 
 unlock_release:

@@ -14,6 +14,8 @@ extern unsigned int sysctl_superpage_promote_threshold;
 extern unsigned int sysctl_superpage_scan_sleep_millisecs;
 /* vm.superpage_pages_to_scan: 4 KiB pages of address space per pass. */
 extern unsigned int sysctl_superpage_pages_to_scan;
+/* vm.superpage_cluster_max_order: largest cluster mapped by one fault. */
+extern unsigned int sysctl_superpage_cluster_max_order;
 /* vm.superpage_demote_on_reclaim: reclaim demotes superpages it selects. */
 extern unsigned int sysctl_superpage_demote_on_reclaim;
 

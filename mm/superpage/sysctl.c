@@ -9,7 +9,8 @@
  *   ksuperpaged daemon when the feature is switched on and stops it when it
  *   is switched off.  It also registers the daemon's tunables,
  *   vm.superpage_promote_threshold, vm.superpage_scan_sleep_millisecs and
- *   vm.superpage_pages_to_scan, and reclaim's switch,
+ *   vm.superpage_pages_to_scan, the fault path's
+ *   vm.superpage_cluster_max_order, and reclaim's switch,
  *   vm.superpage_demote_on_reclaim.
  *
  * Invariants
@@ -47,11 +48,13 @@ unsigned int sysctl_superpage_promote_threshold __read_mostly = HPAGE_PMD_NR;
 unsigned int sysctl_superpage_scan_sleep_millisecs __read_mostly = 1000;
 unsigned int sysctl_superpage_pages_to_scan __read_mostly = 64 * HPAGE_PMD_NR;
 unsigned int sysctl_superpage_demote_on_reclaim __read_mostly = 1;
+unsigned int sysctl_superpage_cluster_max_order __read_mostly = 6;
 
 static unsigned int superpage_one = 1;
 static unsigned int superpage_pmd_nr = HPAGE_PMD_NR;
 static unsigned int superpage_sleep_max = 3600 * MSEC_PER_SEC;
 static unsigned int superpage_scan_max = 32768 * HPAGE_PMD_NR;
+static unsigned int superpage_pmd_order = HPAGE_PMD_ORDER;
 
 static DEFINE_MUTEX(superpage_sysctl_mutex);
 
@@ -138,6 +141,15 @@ static struct ctl_table superpage_sysctl_table[] = {
 		.proc_handler	= superpage_scan_handler,
 		.extra1		= &superpage_pmd_nr,
 		.extra2		= &superpage_scan_max,
+	},
+	{
+		.procname	= "superpage_cluster_max_order",
+		.data		= &sysctl_superpage_cluster_max_order,
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &superpage_pmd_order,
 	},
 	{
 		.procname	= "superpage_demote_on_reclaim",

@@ -32,7 +32,7 @@ static void sp_gauges_read(struct sp_gauges *g)
 }
 
 FIXTURE(acct) {
-	int mode, threshold;
+	int mode, threshold, cluster;
 	struct sp_gauges before;
 };
 
@@ -48,6 +48,7 @@ FIXTURE_SETUP(acct)
 	self->mode = sp_read_int(SP_ENABLED);
 	self->threshold = sp_read_int(SP_THRESHOLD);
 	ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR));
+	self->cluster = sp_cluster_off();
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 	sp_gauges_read(&self->before);
 	ASSERT_LE(0, self->before.resv);
@@ -60,6 +61,7 @@ FIXTURE_TEARDOWN_PARENT(acct)
 	if (self->mode < 0)
 		return;
 	sp_write_int(SP_ENABLED, self->mode);
+	sp_cluster_restore(self->cluster);
 	sp_write_int(SP_THRESHOLD, self->threshold);
 }
 

@@ -30,7 +30,7 @@ static void sp_counters_read(struct sp_counters *c)
 }
 
 FIXTURE(fault) {
-	int saved_mode;
+	int saved_mode, cluster;
 	struct sp_counters before;
 };
 
@@ -44,14 +44,17 @@ FIXTURE_SETUP(fault)
 	if (sp_vmstat("superpage_resv_alloc") < 0)
 		SKIP(return, "no superpage_resv_* counters in /proc/vmstat");
 	self->saved_mode = sp_read_int(SP_ENABLED);
+	self->cluster = sp_cluster_off();
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 	sp_counters_read(&self->before);
 }
 
 FIXTURE_TEARDOWN_PARENT(fault)
 {
-	if (self->saved_mode >= 0)
+	if (self->saved_mode >= 0) {
 		sp_write_int(SP_ENABLED, self->saved_mode);
+		sp_cluster_restore(self->cluster);
+	}
 }
 
 /* Counter deltas since the fixture (or the last reset). */

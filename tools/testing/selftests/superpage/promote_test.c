@@ -35,7 +35,7 @@ static void sp_pcounters_read(struct sp_pcounters *c)
 }
 
 FIXTURE(promote) {
-	int mode, threshold, sleep_ms;
+	int mode, threshold, sleep_ms, cluster;
 	struct sp_pcounters before;
 };
 
@@ -53,6 +53,7 @@ FIXTURE_SETUP(promote)
 	self->sleep_ms = sp_read_int(SP_SCAN_SLEEP);
 	ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR));
 	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 100));
+	self->cluster = sp_cluster_off();
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 	sp_pcounters_read(&self->before);
 }
@@ -62,6 +63,7 @@ FIXTURE_TEARDOWN_PARENT(promote)
 	if (self->mode < 0)
 		return;
 	sp_write_int(SP_ENABLED, self->mode);
+	sp_cluster_restore(self->cluster);
 	sp_write_int(SP_THRESHOLD, self->threshold);
 	sp_write_int(SP_SCAN_SLEEP, self->sleep_ms);
 }

@@ -24,6 +24,7 @@
 #define SP_SCAN_SLEEP	"/proc/sys/vm/superpage_scan_sleep_millisecs"
 #define SP_PAGES_TO_SCAN "/proc/sys/vm/superpage_pages_to_scan"
 #define SP_DEMOTE	"/proc/sys/vm/superpage_demote_on_reclaim"
+#define SP_CLUSTER	"/proc/sys/vm/superpage_cluster_max_order"
 #define SP_THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
 
 #define PM_PRESENT	0x8000000000000000ULL	/* bit 63 */
@@ -118,6 +119,27 @@ static inline long sp_vmstat(const char *name)
 static inline long sp_meminfo_kb(const char *field)
 {
 	return sp_file_field("/proc/meminfo", field, ':');
+}
+
+/*
+ * Switch fault clusters off (vm.superpage_cluster_max_order = 0), for the
+ * tests that count what each fault maps one subpage at a time.  Returns
+ * the value to give sp_cluster_restore(): the old one, or -1 on a kernel
+ * without clusters.
+ */
+static inline int sp_cluster_off(void)
+{
+	int old = access(SP_CLUSTER, F_OK) ? -1 : sp_read_int(SP_CLUSTER);
+
+	if (old > 0)
+		sp_write_int(SP_CLUSTER, 0);
+	return old;
+}
+
+static inline void sp_cluster_restore(int old)
+{
+	if (old >= 0)
+		sp_write_int(SP_CLUSTER, old);
 }
 
 /* The pagemap entry of @addr in this process. */

@@ -138,6 +138,7 @@ TEST(tunables_ranges)
 		{ SP_SCAN_SLEEP, 1, 3600000 },
 		{ SP_PAGES_TO_SCAN, 512, 16777216 },
 		{ SP_DEMOTE, 0, 1 },
+		{ SP_CLUSTER, 0, 9 },
 	};
 	unsigned int i, j;
 
