@@ -4,7 +4,8 @@
 
 H := harness
 
-.PHONY: all kernel kernel-sanitizer kernel-stock test demo shell mm-selftests \
+.PHONY: all kernel kernel-sanitizer kernel-stock kernel-bench test demo shell \
+	mm-selftests bench bench-short stress stress-short \
 	mm-selftests-stock series series-build check-detector apply clean distclean
 
 all: kernel
@@ -19,6 +20,10 @@ kernel-sanitizer:
 # The same test kernel without CONFIG_SUPERPAGE, for baselines.
 kernel-stock:
 	@$(H)/build-kernel.sh stock
+
+# The test kernel without its debugging options, for benchmarks.
+kernel-bench:
+	@$(H)/build-kernel.sh bench
 
 apply:
 	@$(H)/apply.sh
@@ -38,6 +43,23 @@ shell:
 # The kernel's own tools/testing/selftests/mm suite in the guest.
 mm-selftests:
 	@$(H)/mm-selftests.sh
+
+# Every workload under every memory mode in one boot, on the bench kernel:
+# bench/results/ (CSV, table.md, plots).  bench-short: small sizes, a few
+# minutes, into build/bench-short/.
+bench:
+	@$(H)/bench.sh full
+
+bench-short:
+	@$(H)/bench.sh short
+
+# The sanitizer kernel under trinity, stress-ng and the data-integrity soak
+# for 30 minutes (stress-short: 2 minutes).
+stress:
+	@$(H)/stress.sh 1200
+
+stress-short:
+	@$(H)/stress.sh 120
 
 # Export the series (git format-patch + cover letter) and checkpatch it.
 series:

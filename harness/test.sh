@@ -3,7 +3,9 @@
 # The project's test command (README; .ci/run): install what is missing,
 # prove the console splat detector on recorded logs, build the patched test
 # kernel and the superpage kselftests, boot the kernel under QEMU, run the
-# kselftests in the guest, print their TAP and a closing line
+# kselftests in the guest, run the benchmark's short variant (its figures
+# are reported, not judged) and the stress run's, print the TAP and a
+# closing line
 # "N passed, N failed, N skipped".  Exits non-zero on any failed test, on a
 # guest that did not finish, and on any kernel splat on the console.
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +45,27 @@ case $grc in
 *) note ok "kernel console free of BUG/WARNING/Oops/lockdep/KASAN"
    note ok "guest ran the tests to the end" ;;
 esac
+
+# The benchmark's short variant on the same kernel: it must run to the
+# end with every page reading back right and a clean console; its figures
+# are reported (build/bench-short/table.md), never judged.
+say "benchmark, short variant (make bench-short, on the test kernel)"
+if SP_BENCH_KERNEL=test "$TOP/harness/bench.sh" short >"$LOGS/bench-short.report" 2>&1; then
+	note ok "benchmark short variant ran every workload in every mode (build/bench-short/table.md)"
+else
+	tail -n 20 "$LOGS/bench-short.report" | sed 's/^/  | /'
+	note fail "benchmark short variant (see $LOGS/bench-short.report)"
+fi
+
+# The stress run's short variant on the same kernel (DEBUG_VM, lockdep):
+# trinity, stress-ng and the data-integrity soak for two minutes.
+say "stress, short variant (make stress-short, on the test kernel)"
+if SP_STRESS_KERNEL=test "$TOP/harness/stress.sh" 120 >"$LOGS/stress-short.report" 2>&1; then
+	note ok "stress short variant: no splat, no corrupt page, guest alive ($LOGS/stress-120.out.log)"
+else
+	tail -n 30 "$LOGS/stress-short.report" | sed 's/^/  | /'
+	note fail "stress short variant (see $LOGS/stress-short.report)"
+fi
 
 set +e
 summary=$("$TOP/harness/tap-summary.sh" "$out")

@@ -236,7 +236,6 @@ static unsigned int superpaged_scan_mm(struct superpage_mm_slot *slot,
 	struct mm_struct *mm = slot->mm;
 	struct vm_area_struct *vma;
 	unsigned int progress = 0;
-	struct folio *folio;
 	unsigned long addr;
 
 	*more = false;
@@ -263,10 +262,8 @@ restart:
 				goto out_unlock;
 			}
 			progress += HPAGE_PMD_NR;
-			folio = superpage_promote_candidate(vma, addr, threshold);
-			if (!folio)
+			if (!superpage_promote_ready(vma, addr, threshold))
 				continue;
-			folio_put(folio);
 			mmap_read_unlock(mm);
 			superpage_promote(mm, addr);
 			slot->scan_address = addr + HPAGE_PMD_SIZE;

@@ -41,9 +41,8 @@ enum superpage_promote_result {
 };
 
 /* promote.c */
-struct folio *superpage_promote_candidate(struct vm_area_struct *vma,
-					  unsigned long haddr,
-					  unsigned int threshold);
+bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
+			     unsigned int threshold);
 enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 						unsigned long haddr);
 

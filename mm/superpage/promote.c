@@ -71,7 +71,7 @@ static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
 }
 
 /**
- * superpage_promote_candidate() - the promotable reservation of a range
+ * superpage_candidate() - the promotable reservation of a range
  * @vma: the VMA, which covers the whole range
  * @haddr: the 2 MiB-aligned start of the range
  * @threshold: how many subpages must be mapped
@@ -85,11 +85,17 @@ static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
  * with the mmap lock held; the verdict is a hint until superpage_promote()
  * has checked every entry.
  *
- * Return: the folio with a reference taken, or NULL.
+ * With @get, a reference is taken on the folio.  A fault that grows the
+ * reservation meanwhile would see that reference, take the subpage for
+ * pinned and map a 4 KiB page of its own there, which no promotion can
+ * absorb later: so @get only with the VMA write-locked (vma_start_write()),
+ * when no fault can be in the VMA.
+ *
+ * Return: the folio (with a reference if @get), or NULL.
  */
-struct folio *superpage_promote_candidate(struct vm_area_struct *vma,
-					  unsigned long haddr,
-					  unsigned int threshold)
+static struct folio *superpage_candidate(struct vm_area_struct *vma,
+					 unsigned long haddr,
+					 unsigned int threshold, bool get)
 {
 	pmd_t *pmd = superpage_pte_table(vma->vm_mm, haddr);
 	struct folio *folio = NULL;
@@ -134,10 +140,26 @@ struct folio *superpage_promote_candidate(struct vm_area_struct *vma,
 		folio = NULL;
 		goto out;
 	}
-	folio_get(folio);
+	if (get)
+		folio_get(folio);
 out:
 	pte_unmap_unlock(start, ptl);
 	return folio;
+}
+
+/**
+ * superpage_promote_ready() - does a range hold a promotable reservation?
+ * @vma: the VMA, which covers the whole range
+ * @haddr: the 2 MiB-aligned start of the range
+ * @threshold: how many subpages must be mapped
+ *
+ * For the scan, under the mmap read lock: superpage_candidate() without a
+ * reference, so that faults in the range never see one.
+ */
+bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
+			     unsigned int threshold)
+{
+	return superpage_candidate(vma, haddr, threshold, false);
 }
 
 /*
@@ -295,7 +317,7 @@ static void superpage_count_promote(enum superpage_promote_result ret)
  * @haddr: the 2 MiB-aligned start of the range
  *
  * Takes and releases the mmap write lock.  The range is promoted if it lies
- * in one eligible VMA and superpage_promote_candidate() finds a reservation
+ * in one eligible VMA and superpage_candidate() finds a reservation
  * with vm.superpage_promote_threshold subpages mapped, and every entry then
  * passes P1-P3.
  *
@@ -323,7 +345,13 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	if (!vma || !range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) ||
 	    !vma->anon_vma || !__superpage_vma_eligible(vma))
 		goto out_mmap;
-	folio = superpage_promote_candidate(vma, haddr, threshold);
+	/*
+	 * Before the candidate's reference and any check: per-VMA-lock faults
+	 * could unmap a subpage, or see our reference and fall back to a
+	 * 4 KiB page in the range (superpage_candidate()).
+	 */
+	vma_start_write(vma);
+	folio = superpage_candidate(vma, haddr, threshold, true);
 	if (!folio)
 		goto out_mmap;
 	/* Stable: page tables are freed under the mmap write lock only. */
@@ -333,8 +361,6 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 		goto out_put;
 	}
 
-	/* Before any check: per-VMA-lock faults could unmap a subpage. */
-	vma_start_write(vma);
 	ret = SUPERPAGE_PROMOTE_BUSY;
 	if (!folio_trylock(folio))
 		goto out_put;

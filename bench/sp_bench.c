@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sp_bench: the workloads of the superpage benchmark (bench/README.md).
+ *
+ * One invocation runs one workload in whatever memory mode the caller
+ * (harness/guest/bench.sh) has set up: THP and mTHP sysfs knobs, the
+ * vm.superpage_* sysctls, or -H for MAP_HUGETLB.  It measures what the
+ * kernel did from /proc/self/smaps, /proc/vmstat, /proc/meminfo, the
+ * memory cgroup it runs in, getrusage() and the daemons' schedstat, and
+ * prints one line per figure:
+ *
+ *	R <workload> <mode> <metric> <value>
+ *	S <workload> <mode> <ms> <percent>	(huge-mapping coverage samples)
+ *
+ * Every page written is read back; a wrong value is reported as
+ * "corrupt_pages" and makes the exit status 1.  Nothing here is asserted
+ * about performance: the report compares the modes.
+ *
+ *	sp_bench [-H] [-M] [-T COVER_MS] [-m MODE] [-w NAME] WORKLOAD ARGS...
+ *	  sparse SIZE_MIB STRIDE_KIB SETTLE_MS
+ *	  fill   SIZE_MIB seq|rand [GUPS_UPDATES]
+ *	  latency SIZE_MIB
+ *	  fork   SIZE_MIB STRIDE_KIB
+ *	  procs  COUNT SIZE_MIB
+ *	-H: map with MAP_HUGETLB (hugetlbfs pool, 2 MiB pages)
+ *	-M: madvise(MADV_HUGEPAGE) after the first touch (khugepaged mode)
+ *	-T: wait up to COVER_MS for 99% huge-mapping coverage (0: do not wait)
+ *	-w: the name printed for the workload's figures (default: as above)
+ */
+#define _GNU_SOURCE
+#include <linux/perf_event.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "../tools/testing/selftests/superpage/superpage_util.h"
+
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB	(21 << 26)
+#endif
+
+static const char *mode = "?", *label;
+static int opt_hugetlb, opt_madvise;
+static long cover_ms;
+static long corrupt;
+
+static void result(const char *wl, const char *metric, double v)
+{
+	/* GUPS runs inside "fill" but is a workload of its own. */
+	if (label && strcmp(wl, "gups"))
+		wl = label;
+	printf("R %s %s %s %.6g\n", wl, mode, metric, v);
+	fflush(stdout);
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static long minflt(int who)
+{
+	struct rusage ru;
+
+	getrusage(who, &ru);
+	return ru.ru_minflt;
+}
+
+/* The path of the file @name of this process's cgroup; 0 on success. */
+static int memcg_path(const char *name, char *path, size_t len)
+{
+	char buf[512], *p;
+
+	if (sp_read_file("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "0::");
+	if (!p)
+		return -1;
+	p += 3;
+	p[strcspn(p, "\n")] = 0;
+	snprintf(path, len, "/sys/fs/cgroup%s/%s", p, name);
+	return 0;
+}
+
+/* The memory cgroup file @name (or its line @field) as a number, or -1. */
+static long memcg_field(const char *name, const char *field)
+{
+	char path[600], buf[64];
+
+	if (memcg_path(name, path, sizeof(path)))
+		return -1;
+	if (field)
+		return sp_file_field(path, field, ' ');
+	if (sp_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atol(buf);
+}
+
+static int memcg_write(const char *name, const char *val)
+{
+	char path[600];
+
+	return memcg_path(name, path, sizeof(path)) ? -1 :
+	       sp_write_file(path, val);
+}
+
+/*
+ * Memory in use, in kB: the memory cgroup's charge plus the hugetlb pool
+ * pages in use (hugetlb is not charged to the memory cgroup by default).
+ */
+static long mem_used_kb(void)
+{
+	long cur = memcg_field("memory.current", NULL);
+	long tot = sp_meminfo_kb("HugePages_Total");
+	long fr = sp_meminfo_kb("HugePages_Free");
+	long hsz = sp_meminfo_kb("Hugepagesize");
+
+	return (cur < 0 ? 0 : cur / 1024) + (tot - fr) * hsz;
+}
+
+static long vm(const char *name)
+{
+	long v = sp_vmstat(name);
+
+	return v < 0 ? 0 : v;
+}
+
+/* On-CPU time in ns of the kernel thread named @comm (schedstat), or -1. */
+static long long kthread_ns(const char *comm)
+{
+	char path[300], buf[64];
+	long long ns = -1;
+	struct dirent *d;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (sp_read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		buf[strcspn(buf, "\n")] = 0;
+		if (strcmp(buf, comm))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/schedstat", d->d_name);
+		if (sp_read_file(path, buf, sizeof(buf)) > 0)
+			ns = atoll(buf);
+		break;
+	}
+	closedir(dir);
+	return ns;
+}
+
+/* Resident memory of the mapping at @p in kB, hugetlb pages included. */
+static long rss_kb(char *p)
+{
+	long rss = sp_smaps_kb(p, "Rss");
+	long htlb = sp_smaps_kb(p, "Private_Hugetlb");
+
+	return (rss > 0 ? rss : 0) + (htlb > 0 ? htlb : 0);
+}
+
+static char *map(size_t size)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	char *p;
+
+	if (opt_hugetlb)
+		flags |= MAP_HUGETLB | MAP_HUGE_2MB;
+	/* Over-map, then trim, so that the mapping is 2 MiB aligned. */
+	if (opt_hugetlb) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	} else {
+		char *raw = mmap(NULL, size + SP_HPAGE, PROT_READ | PROT_WRITE,
+				 flags, -1, 0);
+		size_t head;
+
+		if (raw == MAP_FAILED) {
+			perror("mmap");
+			exit(2);
+		}
+		head = (SP_HPAGE - (uintptr_t)raw % SP_HPAGE) % SP_HPAGE;
+		if (head)
+			munmap(raw, head);
+		munmap(raw + head + size, SP_HPAGE - head);
+		p = raw + head;
+	}
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	return p;
+}
+
+static void madvise_after(char *p, size_t size)
+{
+	if (opt_madvise && madvise(p, size, MADV_HUGEPAGE))
+		perror("madvise(MADV_HUGEPAGE)");
+}
+
+/* Per cent of [p, p + size) mapped by PMDs or hugetlb pages. */
+static double coverage(char *p, size_t size)
+{
+	long thp = sp_smaps_kb(p, "AnonHugePages");
+	long htlb = sp_smaps_kb(p, "Private_Hugetlb");
+
+	return 100.0 * ((thp > 0 ? thp : 0) + (htlb > 0 ? htlb : 0)) * 1024 /
+	       size;
+}
+
+static uint64_t pattern(uintptr_t i)
+{
+	return i * 0x9e3779b97f4a7c15ULL + 1;
+}
+
+static void check(const char *wl, char *p, size_t size, unsigned long stride,
+		  uint64_t flip)
+{
+	long bad = 0;
+	size_t off;
+
+	for (off = 0; off < size; off += stride)
+		if (*(uint64_t *)(p + off) != (pattern(off / SP_PAGE) ^ flip))
+			bad++;
+	if (bad)
+		fprintf(stderr, "%s %s: %ld corrupt pages\n", wl, mode, bad);
+	corrupt += bad;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void percentiles(const char *wl, const char *what, double *v, long n)
+{
+	char name[64];
+
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), cmp_double);
+	snprintf(name, sizeof(name), "%s_p50_us", what);
+	result(wl, name, v[n / 2] / 1000);
+	snprintf(name, sizeof(name), "%s_p99_us", what);
+	result(wl, name, v[(n * 99) / 100] / 1000);
+	snprintf(name, sizeof(name), "%s_max_us", what);
+	result(wl, name, v[n - 1] / 1000);
+}
+
+/*
+ * Touch one page per @stride of @size, timing each touch; the latencies of
+ * touches that took a fault go to @lat (if not NULL).  Returns the faults.
+ */
+static long touch(char *p, size_t size, size_t stride, const size_t *order,
+		  double *lat, long *nlat)
+{
+	long f0 = minflt(RUSAGE_THREAD), f = f0, n = size / stride, i;
+
+	for (i = 0; i < n; i++) {
+		size_t off = (order ? order[i] : (size_t)i) * stride;
+		double t0 = 0;
+
+		if (lat)
+			t0 = now_ns();
+		*(uint64_t *)(p + off) = pattern(off / SP_PAGE);
+		if (lat) {
+			double t = now_ns() - t0;
+			long f1 = minflt(RUSAGE_THREAD);
+
+			if (f1 != f)
+				lat[(*nlat)++] = t;
+			f = f1;
+		}
+	}
+	return minflt(RUSAGE_THREAD) - f0;
+}
+
+/* The mmap_lock prober: how long an mmap() waits while the daemon works. */
+static volatile int probe_stop;
+static double *probe_lat;
+static long probe_n, probe_max = 1 << 20;
+
+static pthread_t probe_thread;
+static void *prober(void *arg);
+
+static void probe_start(void)
+{
+	probe_lat = malloc(probe_max * sizeof(*probe_lat));
+	probe_stop = 0;
+	probe_n = 0;
+	pthread_create(&probe_thread, NULL, prober, NULL);
+}
+
+static void probe_end(const char *wl)
+{
+	probe_stop = 1;
+	pthread_join(probe_thread, NULL);
+	percentiles(wl, "mmap_wait", probe_lat, probe_n);
+	free(probe_lat);
+}
+
+static void *prober(void *arg)
+{
+	(void)arg;
+	while (!probe_stop && probe_n < probe_max) {
+		double t0 = now_ns();
+		void *q = mmap(NULL, SP_PAGE, PROT_READ, MAP_PRIVATE |
+			       MAP_ANONYMOUS, -1, 0);
+
+		probe_lat[probe_n++] = now_ns() - t0;
+		if (q != MAP_FAILED)
+			munmap(q, SP_PAGE);
+		usleep(500);
+	}
+	return NULL;
+}
+
+/* 2 MiB mappings built by the daemons so far (khugepaged, ksuperpaged). */
+static long built(void)
+{
+	return vm("thp_collapse_alloc") + vm("superpage_promote");
+}
+
+/*
+ * Poll coverage every 10 ms until 99% or cover_ms; print the samples, the
+ * time to 99% (ms after the last touch), and the final coverage.  The
+ * samples count the daemons' collapses and promotions since the start
+ * (/proc/vmstat) on top of the coverage smaps showed then: reading smaps
+ * every 10 ms would hold the mmap lock for most of the time under TCG
+ * and stall the very daemons being measured.  smaps gives the final
+ * figure.
+ */
+static void wait_coverage(const char *wl, char *p, size_t size)
+{
+	double t0 = now_ns(), c, c0, reached = -1;
+	long b0 = built();
+
+	c = c0 = coverage(p, size);
+	printf("S %s %s 0 %.2f\n", label ? label : wl, mode, c);
+	if (c >= 99)
+		reached = 0;
+	while (reached < 0 && (now_ns() - t0) / 1e6 < cover_ms) {
+		usleep(10000);
+		c = c0 + 100.0 * (built() - b0) * SP_HPAGE / size;
+		if (c >= 99) {
+			/* Confirm with smaps (and start counting again). */
+			b0 = built();
+			c = c0 = coverage(p, size);
+		}
+		printf("S %s %s %.0f %.2f\n", label ? label : wl, mode,
+		       (now_ns() - t0) / 1e6, c);
+		if (c >= 99)
+			reached = (now_ns() - t0) / 1e6;
+	}
+	fflush(stdout);
+	if (reached >= 0)
+		result(wl, "cover99_ms", reached);
+	result(wl, "cover_pct", coverage(p, size));
+}
+
+static size_t *shuffled(long n)
+{
+	size_t *o = malloc(n * sizeof(*o));
+	uint64_t x = 88172645463325252ULL;
+	long i;
+
+	for (i = 0; i < n; i++)
+		o[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		size_t j, t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % (i + 1);
+		t = o[i];
+		o[i] = o[j];
+		o[j] = t;
+	}
+	return o;
+}
+
+static int dtlb_open(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_HW_CACHE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_HW_CACHE_DTLB |
+			  (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+			  (PERF_COUNT_HW_CACHE_RESULT_MISS << 16),
+		.disabled = 1,
+		.exclude_hv = 1,
+	};
+
+	return syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+/* GUPS-style: @n random 8-byte read-modify-writes over @p. */
+static void gups(char *p, size_t size, long n)
+{
+	uint64_t x = 2463534242ULL, sum = 0, words = size / 8;
+	uint64_t *w = (uint64_t *)p;
+	long long misses = -1;
+	int fd = dtlb_open();
+	double t0;
+	long i;
+
+	if (fd >= 0) {
+		ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		sum += w[x % words] += 1;
+	}
+	result("gups", "ns_per_update", (now_ns() - t0) / n);
+	if (fd >= 0) {
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (read(fd, &misses, sizeof(misses)) == sizeof(misses))
+			result("gups", "dtlb_misses_per_update",
+			       (double)misses / n);
+		close(fd);
+	}
+	/* Undo, so that the patterns still check. */
+	x = 2463534242ULL;
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		w[x % words] -= 1;
+	}
+	if (sum == 42)
+		printf("# %llu\n", (unsigned long long)sum);
+}
+
+static int do_sparse(size_t size, size_t stride, long settle_ms)
+{
+	long n = size / stride, nlat = 0, rss0, unused, swp0;
+	double *lat = malloc(n * sizeof(*lat)), t0, t;
+	long mem0 = mem_used_kb(), avail0 = sp_meminfo_kb("MemAvailable");
+	char *p, buf[32];
+	long faults;
+
+	p = map(size);
+	swp0 = vm("pswpout");
+	rss0 = rss_kb(p);
+	t0 = now_ns();
+	faults = touch(p, size, stride, NULL, lat, &nlat);
+	t = now_ns() - t0;
+	madvise_after(p, size);
+	result("sparse", "touches", n);
+	result("sparse", "faults", faults);
+	result("sparse", "ns_per_touch", t / n);
+	percentiles("sparse", "fault", lat, nlat);
+	result("sparse", "rss_kib", rss_kb(p) - rss0);
+	result("sparse", "mem_kib", mem_used_kb() - mem0);
+	result("sparse", "avail_drop_kib",
+	       avail0 - sp_meminfo_kb("MemAvailable"));
+	usleep(settle_ms * 1000);
+	result("sparse", "swapped_out", vm("pswpout") - swp0);
+	result("sparse", "rss_settled_kib", rss_kb(p) - rss0);
+	result("sparse", "mem_settled_kib", mem_used_kb() - mem0);
+	/*
+	 * Break what reservations hold unused: ask the memory cgroup to
+	 * reclaim exactly the unused part (a no-op in the other modes).
+	 */
+	unused = sp_vmstat("nr_superpage_resv_unused");
+	swp0 = vm("pswpout");
+	if (unused > 0) {
+		snprintf(buf, sizeof(buf), "%ld", unused * 4096);
+		memcg_write("memory.reclaim", buf);
+	}
+	result("sparse", "mem_broken_kib", mem_used_kb() - mem0);
+	result("sparse", "swapped_by_break", vm("pswpout") - swp0);
+	check("sparse", p, size, stride, 0);
+	munmap(p, size);
+	free(lat);
+	return 0;
+}
+
+/*
+ * fill: first-touch every page (in order or shuffled), then wait for
+ * huge-mapping coverage with the mmap_lock prober running, then GUPS.
+ */
+static int do_fill(size_t size, int rand, long updates)
+{
+	const char *wl = rand ? "fill-rand" : "fill-seq";
+	long n = size / SP_PAGE, faults;
+	long long ks0, kh0, ks1, kh1;
+	long col0, pro0, col, pro;
+	size_t *order = rand ? shuffled(n) : NULL;
+	double t0, t;
+	char *p;
+
+	p = map(size);
+	col0 = vm("thp_collapse_alloc");
+	pro0 = vm("superpage_promote");
+	ks0 = kthread_ns("ksuperpaged");
+	kh0 = kthread_ns("khugepaged");
+	/*
+	 * The prober runs from the first touch until coverage: promotion
+	 * may happen during the fill (threshold reached, range filled).
+	 * Its faults are in its own thread and do not count.
+	 */
+	probe_start();
+	t0 = now_ns();
+	faults = touch(p, size, SP_PAGE, order, NULL, NULL);
+	t = now_ns() - t0;
+	madvise_after(p, size);
+	if (cover_ms)
+		wait_coverage(wl, p, size);
+	else
+		result(wl, "cover_pct", coverage(p, size));
+	probe_end(wl);
+	result(wl, "fill_ms", t / 1e6);
+	result(wl, "faults", faults);
+	result(wl, "faults_per_2m", (double)faults * SP_HPAGE / size);
+	col = vm("thp_collapse_alloc") - col0;
+	pro = vm("superpage_promote") - pro0;
+	ks1 = kthread_ns("ksuperpaged");
+	kh1 = kthread_ns("khugepaged");
+	result(wl, "collapses", col);
+	result(wl, "promotions", pro);
+	/* khugepaged copies every present subpage; promotion copies none. */
+	result(wl, "copied_kib", col * (SP_HPAGE / 1024));
+	/*
+	 * What a 2 MiB mapping cost the daemon that built it: ksuperpaged's
+	 * CPU time per promotion, or khugepaged's per collapse.
+	 */
+	if (pro + col > 0)
+		result(wl, "daemon_us_per_2m",
+		       ((ks0 >= 0 && ks1 >= 0 ? ks1 - ks0 : 0) +
+			(kh0 >= 0 && kh1 >= 0 ? kh1 - kh0 : 0)) / 1e3 /
+		       (pro + col));
+	if (updates > 0)
+		gups(p, size, updates);
+	check(wl, p, size, SP_PAGE, 0);
+	munmap(p, size);
+	free(order);
+	return 0;
+}
+
+/* Fault latency of a sequential fill, each touch timed. */
+static int do_latency(size_t size)
+{
+	long n = size / SP_PAGE, nlat = 0, faults;
+	double *lat = malloc(n * sizeof(*lat));
+	char *p = map(size);
+
+	faults = touch(p, size, SP_PAGE, NULL, lat, &nlat);
+	result("latency", "faults", faults);
+	percentiles("latency", "fault", lat, nlat);
+	check("latency", p, size, SP_PAGE, 0);
+	munmap(p, size);
+	free(lat);
+	return 0;
+}
+
+/* A Redis-style snapshot: fork a filled heap, the child writes sparsely. */
+static int do_fork(size_t size, size_t stride)
+{
+	int pipefd[2], st;
+	double t0, tfork;
+	char *p = map(size);
+	pid_t pid;
+
+	touch(p, size, SP_PAGE, NULL, NULL, NULL);
+	madvise_after(p, size);
+	if (cover_ms)
+		wait_coverage("fork", p, size);
+	if (pipe(pipefd))
+		return 2;
+	fflush(stdout);
+	t0 = now_ns();
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 2;
+	}
+	if (pid == 0) {
+		long mem0, f0, cbad = 0;
+		double t1;
+		size_t off;
+
+		tfork = now_ns() - t0;
+		close(pipefd[0]);
+		mem0 = mem_used_kb();
+		f0 = minflt(RUSAGE_SELF);
+		t1 = now_ns();
+		for (off = 0; off < size; off += stride)
+			*(uint64_t *)(p + off) ^= 1;
+		result("fork", "child_write_ms", (now_ns() - t1) / 1e6);
+		result("fork", "child_write_faults", minflt(RUSAGE_SELF) - f0);
+		result("fork", "child_write_mem_kib", mem_used_kb() - mem0);
+		result("fork", "child_fork_return_ms", tfork / 1e6);
+		for (off = 0; off < size; off += stride)
+			if (*(uint64_t *)(p + off) != (pattern(off / SP_PAGE) ^ 1))
+				cbad++;
+		if (write(pipefd[1], &cbad, sizeof(cbad)) != sizeof(cbad))
+			_exit(2);
+		_exit(0);
+	}
+	tfork = now_ns() - t0;
+	close(pipefd[1]);
+	{
+		long cbad = 0;
+
+		if (read(pipefd[0], &cbad, sizeof(cbad)) != sizeof(cbad))
+			cbad = 1;
+		corrupt += cbad;
+	}
+	waitpid(pid, &st, 0);
+	result("fork", "fork_ms", tfork / 1e6);
+	check("fork", p, size, SP_PAGE, 0);
+	munmap(p, size);
+	return 0;
+}
+
+/* Many short-lived processes, each touching every page of a few MiB. */
+static int do_procs(long count, size_t size)
+{
+	long f0 = minflt(RUSAGE_CHILDREN), i, bad = 0;
+	double t0 = now_ns();
+
+	for (i = 0; i < count; i++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS |
+				       (opt_hugetlb ? MAP_HUGETLB | MAP_HUGE_2MB :
+					0), -1, 0);
+			size_t off;
+
+			if (p == MAP_FAILED)
+				_exit(2);
+			for (off = 0; off < size; off += SP_PAGE)
+				p[off] = 1;
+			for (off = 0; off < size; off += SP_PAGE)
+				if (p[off] != 1)
+					_exit(3);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			bad++;
+	}
+	result("procs", "us_per_process", (now_ns() - t0) / 1e3 / count);
+	result("procs", "faults_per_process",
+	       (double)(minflt(RUSAGE_CHILDREN) - f0) / count);
+	if (bad)
+		fprintf(stderr, "procs %s: %ld processes failed\n", mode, bad);
+	corrupt += bad;
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sp_bench [-H] [-M] [-T COVER_MS] [-m MODE] "
+		"sparse|fill|latency|fork|procs ARGS...\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *wl;
+	int c, rc = 2;
+
+	while ((c = getopt(argc, argv, "HMT:m:w:")) != -1) {
+		switch (c) {
+		case 'H':
+			opt_hugetlb = 1;
+			break;
+		case 'M':
+			opt_madvise = 1;
+			break;
+		case 'T':
+			cover_ms = atol(optarg);
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'w':
+			label = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind >= argc)
+		usage();
+	wl = argv[optind];
+	argv += optind + 1;
+	argc -= optind + 1;
+#define MIB(s) ((size_t)atol(s) << 20)
+	if (!strcmp(wl, "sparse") && argc == 3)
+		rc = do_sparse(MIB(argv[0]), atol(argv[1]) * 1024,
+			       atol(argv[2]));
+	else if (!strcmp(wl, "fill") && argc >= 2)
+		rc = do_fill(MIB(argv[0]), !strcmp(argv[1], "rand"),
+			     argc > 2 ? atol(argv[2]) : 0);
+	else if (!strcmp(wl, "latency") && argc == 1)
+		rc = do_latency(MIB(argv[0]));
+	else if (!strcmp(wl, "fork") && argc == 2)
+		rc = do_fork(MIB(argv[0]), atol(argv[1]) * 1024);
+	else if (!strcmp(wl, "procs") && argc == 2)
+		rc = do_procs(atol(argv[0]), MIB(argv[1]));
+	else
+		usage();
+	if (corrupt)
+		printf("R %s %s corrupt_pages %ld\n", wl, mode, corrupt);
+	return rc ? rc : corrupt ? 1 : 0;
+}

@@ -1,0 +1,118 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The stress job (make stress, make stress-short): with superpages on, a
+# low promotion threshold and a fast daemon, run at the same time, inside
+# one memory cgroup small enough to force reclaim onto zram swap:
+#   - trinity on the memory-management syscalls, as user nobody;
+#   - stress-ng's vm-class stressors;
+#   - sp_soak, the data-integrity soak (harness/guest-src/sp_soak.c);
+# for sp.stress=SECONDS (default 1800), then report what ran and how much.
+# The host fails the run on any kernel splat (harness/check-console.sh).
+# Exit status: 1 when sp_soak found a corrupt page, stress-ng reported a
+# failed stressor, or a tool could not run.
+secs=1800
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	sp.stress=*) secs=${arg#sp.stress=} ;;
+	esac
+done
+sp=/proc/sys/vm
+thp=/sys/kernel/mm/transparent_hugepage
+cg=/sys/fs/cgroup/stress
+fail=0
+export PATH=/usr/bin:/bin:/usr/sbin:/sbin
+
+echo "# stress: kernel $(uname -r), $(nproc) CPUs," \
+	"$(sed -n 's/^MemTotal: *//p' /proc/meminfo), ${secs}s"
+for t in trinity stress-ng sp_soak; do
+	command -v $t >/dev/null || [ -x /guest/$t ] ||
+		{ echo "# missing: $t"; fail=1; }
+done
+
+# The soak's detector must work before its silence means anything.
+/guest/sp_soak --self-test | tail -n 1
+/guest/sp_soak --self-test >/dev/null || { echo "# sp_soak self-test failed"; fail=1; }
+
+echo 1G >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
+	swapon /dev/zram0 || { echo "# no zram swap"; fail=1; }
+echo 2 >$sp/superpage_enabled &&
+	echo 64 >$sp/superpage_promote_threshold &&
+	echo 10 >$sp/superpage_scan_sleep_millisecs &&
+	echo 65536 >$sp/superpage_pages_to_scan &&
+	echo 1 >$sp/superpage_demote_on_reclaim &&
+	echo 6 >$sp/superpage_cluster_max_order || { echo "# sysctls"; fail=1; }
+# khugepaged runs too, on whatever trinity and stress-ng madvise.
+echo madvise >$thp/enabled && echo 100 >$thp/khugepaged/scan_sleep_millisecs
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p $cg && echo 192M >$cg/memory.max && echo 160M >$cg/memory.high ||
+	{ echo "# memory cgroup"; fail=1; }
+[ $fail -eq 0 ] || exit 1
+
+grep -E '^(superpage|thp_(fault|collapse)|pswp)' /proc/vmstat >/tmp/vmstat.0
+
+# Every tool in the cgroup; trinity as nobody, in a directory of its own.
+mkdir -p /tmp/trinity && chmod 777 /tmp/trinity
+tsecs=$((secs - 5))
+(
+	echo $$ >$cg/cgroup.procs
+	cd /tmp/trinity && exec timeout -s INT -k 30 $tsecs su nobody -s /bin/sh -c \
+		"trinity -q -l off -C 2 --disable-fds=sockets,perf,drm,pseudo -c mmap -c munmap -c mremap -c mprotect \
+		-c madvise -c mlock -c munlock -c mlock2 -c mlockall -c munlockall -c brk \
+		-c msync -c mincore -c process_madvise -c userfaultfd -c mbind -c move_pages \
+		-c migrate_pages -c set_mempolicy -c get_mempolicy -c remap_file_pages"
+) >/tmp/trinity.log 2>&1 &
+tpid=$!
+(
+	echo $$ >$cg/cgroup.procs
+	exec stress-ng --timeout "${secs}s" --metrics-brief --verify \
+		--vm 1 --vm-bytes 64M --mmap 1 --mmap-bytes 32M --mmapfork 1 \
+		--madvise 1 --mremap 1 --mremap-bytes 32M --fork 1 \
+		--bigheap 1 --brk 1 --stack 1 --vm-segv 1 --mprotect 1 \
+		--msync 1 --pagemove 1 --mlock 1 --userfaultfd 1 --mmapmany 1
+) >/tmp/stress-ng.log 2>&1 &
+spid=$!
+(
+	echo $$ >$cg/cgroup.procs
+	exec /guest/sp_soak "$secs" 2 48
+) >/tmp/soak.log 2>&1 &
+kpid=$!
+
+t0=$(date +%s)
+while kill -0 $spid 2>/dev/null || kill -0 $kpid 2>/dev/null; do
+	sleep 60
+	echo "# $(( $(date +%s) - t0 ))s: memory.current $(cat $cg/memory.current)," \
+		"promotions $(sed -n 's/^superpage_promote //p' /proc/vmstat)," \
+		"demotions $(sed -n 's/^superpage_demote //p' /proc/vmstat)," \
+		"swapped out $(sed -n 's/^pswpout //p' /proc/vmstat)"
+done
+wait $kpid
+krc=$?
+wait $spid
+src=$?
+wait $tpid
+trc=$?
+
+echo "# sp_soak (exit $krc):"
+sed 's/^/#   /' /tmp/soak.log
+[ $krc -eq 0 ] || fail=1
+echo "# stress-ng (exit $src):"
+grep -E 'stressor|bogo|passed|failed|skipped|metrc|info:' /tmp/stress-ng.log | sed 's/^/#   /' | tail -n 40
+# 0: all passed; 2: a stressor failed (a verify error among them); 3 and
+# up: a stressor could not run here, which is not a kernel failure.
+[ $src -eq 2 ] && fail=1
+[ $src -eq 1 ] && fail=1
+echo "# trinity (exit $trc; 124/130 = stopped by the timeout):"
+grep -iE 'syscalls|iterations|error|taint' /tmp/trinity.log | sed 's/^/#   /' | tail -n 10
+tail -n 3 /tmp/trinity.log | sed 's/^/#   /'
+# trinity stops at the timeout; it must have run syscalls until then.
+ran=$(sed -n 's/.*Ran \([0-9]*\) syscalls.*/\1/p' /tmp/trinity.log | sort -n | tail -n 1)
+echo "# trinity: ${ran:-0} syscalls"
+[ "${ran:-0}" -gt 0 ] || { echo "# trinity ran no syscall"; fail=1; }
+echo "# memory cgroup: $(tr '\n' ' ' <$cg/memory.events)"
+echo "# counters during the run:"
+grep -E '^(superpage|thp_(fault|collapse)|pswp)' /proc/vmstat >/tmp/vmstat.1
+paste /tmp/vmstat.0 /tmp/vmstat.1 | awk '{ d = $4 - $2; if (d) printf "#   %s %d\n", $1, d }'
+echo "# kernel taint: $(cat /proc/sys/kernel/tainted)"
+[ "$(cat /proc/sys/kernel/tainted)" = 0 ] || fail=1
+echo 0 >$sp/superpage_enabled
+exit $fail

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make stress / make stress-short (README): build the sanitizer kernel
+# (KASAN, KFENCE, DEBUG_PAGEALLOC, page poisoning, DEBUG_VM, lockdep),
+# boot a guest with trinity, stress-ng and sp_soak in its initramfs, and
+# run harness/guest/stress.sh for SECONDS (default 1800).
+#   stress.sh [SECONDS]
+# SP_STRESS_KERNEL=test runs on the test kernel instead (./run test does,
+# for its short variant, to reuse the kernel it has built).
+# Fails on a kernel splat, a corrupt page, a failed stressor, a guest that
+# did not survive to the end.
+. "$(dirname "$0")/lib.sh"
+secs=${1:-1800}
+flavour=${SP_STRESS_KERNEL:-sanitizer}
+"$TOP/harness/deps.sh"
+"$TOP/harness/build-kernel.sh" "$flavour"
+kernel=$BUILD/bzImage
+[ "$flavour" = test ] || kernel=$BUILD/bzImage-$flavour
+"$TOP/harness/build-guest-tools.sh"
+"$TOP/harness/stress-root.sh" "$BUILD/stress-root"
+initrd=$BUILD/initramfs-stress.cpio
+"$TOP/harness/initramfs.sh" "$initrd" "$BUILD/guest-bin=guest" "$BUILD/stress-root=/"
+name=stress-$secs
+"$TOP/harness/run-guest.sh" --kernel "$kernel" --initrd "$initrd" --job stress \
+	--name "$name" --mem 2G --smp 2 --timeout $((secs + 600)) \
+	--append "sp.stress=$secs"
