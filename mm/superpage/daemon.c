@@ -15,7 +15,8 @@
  *     vm.superpage_pages_to_scan pages' worth of address space (512 per
  *     2 MiB range, as khugepaged counts), round robin over the registered
  *     mms, resuming where it stopped.  It catches what hints miss: a full
- *     hint array, a threshold lowered later, a promotion that failed.
+ *     hint array (which also starts a scan at once), a threshold lowered
+ *     later, a promotion that failed.
  *   An mm gets a slot when its first reservation is created.  Like
  *   khugepaged's, a slot pins the mm_struct (mmgrab) but not the address
  *   space; the daemon takes mmget_not_zero() while it works on one, and
@@ -37,8 +38,9 @@
  *   superpage_slots_lock (a spinlock) protects superpage_slots_hash,
  *   superpage_slots, superpage_scan_slot, superpage_hints_pending,
  *   superpage_daemon_running and each slot's ready[] and nr_ready.
- *   superpage_kicked is a flag set by the sysctls and read by the daemon
- *   with READ_ONCE()/WRITE_ONCE().  slot->scan_address belongs to the daemon.
+ *   superpage_kicked is a flag set by the sysctls and by a full hint array,
+ *   read by the daemon, with READ_ONCE()/WRITE_ONCE().  slot->scan_address
+ *   belongs to the daemon.
  *   superpaged_mutex serialises starting and stopping the thread and
  *   protects superpaged_thread.  The daemon takes the mmap read lock with
  *   mmap_read_trylock() to scan; superpage_promote() takes it for write.
@@ -152,6 +154,16 @@ void superpage_daemon_note_ready(struct mm_struct *mm, unsigned long haddr)
 		slot->ready[slot->nr_ready++] = haddr;
 		wake = !superpage_hints_pending;
 		superpage_hints_pending = true;
+	} else if (slot && slot->nr_ready == SUPERPAGE_READY_HINTS &&
+		   !READ_ONCE(superpage_kicked)) {
+		/*
+		 * A full array loses this hint: scan now rather than a scan
+		 * period later.  Ranges that fill together (a random-order
+		 * fill completes most of them at its very end) come in
+		 * bursts larger than the array.
+		 */
+		WRITE_ONCE(superpage_kicked, true);
+		wake = true;
 	}
 	spin_unlock(&superpage_slots_lock);
 	if (wake)

@@ -19,6 +19,8 @@
 
 /* Bounded waits: a hint makes the daemon promote within milliseconds. */
 #define SP_WAIT_MS	2000
+#define SP_MADV_POPULATE_WRITE	23	/* include/uapi/asm-generic/mman-common.h */
+
 /* Long enough for several scan periods of the fixture (100 ms). */
 #define SP_QUIET_MS	500
 
@@ -599,6 +601,44 @@ TEST_F(promote, fill_256m_promoted_within_2s)
 	EXPECT_LE(nr * 99 / 100, sp_delta(self->before.promote,
 					  "superpage_promote"));
 	EXPECT_EQ(0, sp_delta(self->before.collapse, "thp_collapse_alloc"));
+	munmap(p, size);
+}
+
+/*
+ * Regression tests: each guards a bug that was found and fixed.
+ */
+
+/*
+ * 64 ranges that fill at the same moment: each gets all but its first
+ * subpage, then one MADV_POPULATE_WRITE over the whole mapping faults in
+ * the first subpage of every range while it holds the mmap lock, so the
+ * daemon cannot promote meanwhile and 64 hints meet an array of 32.  With
+ * the scan period at 60 s, the lost hints must start a scan at once: all
+ * 64 ranges are PMD-mapped within 2 s (half of them waited for the next
+ * period before).
+ */
+TEST_F(promote, hint_burst_starts_a_scan)
+{
+	const int nr = 64;
+	size_t size = nr * SP_HPAGE;
+	char *p = sp_map_aligned(size);
+	int r, k, pages;
+	long huge, t0;
+
+	ASSERT_NE(NULL, p);
+	pages = sp_read_int(SP_PAGES_TO_SCAN);
+	ASSERT_EQ(0, sp_write_int(SP_PAGES_TO_SCAN, nr * SP_NR));
+	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 60000));
+	for (r = 0; r < nr; r++)
+		for (k = 1; k < SP_NR; k++)
+			p[r * SP_HPAGE + k * SP_PAGE] = 1;
+	ASSERT_EQ(0, madvise(p, size, SP_MADV_POPULATE_WRITE));
+	t0 = sp_now_ms();
+	huge = sp_wait_anon_huge(p, size / 1024, SP_WAIT_MS);
+	TH_LOG("%ld of %zu kB PMD-mapped %ld ms after the burst", huge,
+	       size / 1024, sp_now_ms() - t0);
+	sp_write_int(SP_PAGES_TO_SCAN, pages);
+	EXPECT_EQ(size / 1024, huge);
 	munmap(p, size);
 }
 
