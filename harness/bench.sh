@@ -20,8 +20,7 @@ esac
 flavour=${SP_BENCH_KERNEL:-bench}
 "$TOP/harness/deps.sh"
 "$TOP/harness/build-kernel.sh" "$flavour"
-kernel=$BUILD/bzImage
-[ "$flavour" = test ] || kernel=$BUILD/bzImage-$flavour
+kernel=$(kimage "$flavour")
 "$TOP/harness/build-guest-tools.sh"
 initrd=$BUILD/initramfs-bench.cpio
 "$TOP/harness/initramfs.sh" "$initrd" "$BUILD/guest-bin=guest"

@@ -15,7 +15,6 @@ if ! make -C "$SRC" O="$obj" -j"$JOBS" -s bzImage >"$obj/build.log" 2>&1; then
 	die "kernel build failed; full log: $obj/build.log"
 fi
 grep -E 'warning:' "$obj/build.log" >&2 || true
-img=$BUILD/bzImage
-[ "$flavour" = test ] || img=$BUILD/bzImage-$flavour
+img=$(kimage "$flavour")
 cp "$obj/arch/x86/boot/bzImage" "$img"
 say "kernel ready: ${img#$TOP/} ($(( $(date +%s) - start ))s)"

@@ -29,6 +29,12 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 objdir() { echo "$BUILD/obj-${1:-test}"; }
 
+# The image a flavour's build leaves: build/bzImage for the test flavour,
+# build/bzImage-<flavour> for the others.
+kimage() {
+	if [ "${1:-test}" = test ]; then echo "$BUILD/bzImage"; else echo "$BUILD/bzImage-$1"; fi
+}
+
 # Run a command quietly, showing its output only when it fails.
 quiet() {
 	local log

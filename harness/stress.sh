@@ -14,8 +14,7 @@ secs=${1:-1800}
 flavour=${SP_STRESS_KERNEL:-sanitizer}
 "$TOP/harness/deps.sh"
 "$TOP/harness/build-kernel.sh" "$flavour"
-kernel=$BUILD/bzImage
-[ "$flavour" = test ] || kernel=$BUILD/bzImage-$flavour
+kernel=$(kimage "$flavour")
 "$TOP/harness/build-guest-tools.sh"
 "$TOP/harness/stress-root.sh" "$BUILD/stress-root"
 initrd=$BUILD/initramfs-stress.cpio
