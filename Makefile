@@ -5,7 +5,7 @@
 H := harness
 
 .PHONY: all kernel kernel-sanitizer kernel-stock kernel-bench test demo shell \
-	mm-selftests bench bench-short stress stress-short \
+	mm-selftests mm-selftests-sanitizer bench bench-short stress stress-short \
 	mm-selftests-stock series series-build check-detector apply clean distclean
 
 all: kernel
@@ -44,6 +44,10 @@ shell:
 mm-selftests:
 	@$(H)/mm-selftests.sh
 
+# The same suite on the sanitizer kernel, with superpages on.
+mm-selftests-sanitizer:
+	@SP_FLAVOUR=sanitizer SP_SUPERPAGE=2 $(H)/mm-selftests.sh
+
 # Every workload under every memory mode in one boot, on the bench kernel:
 # bench/results/ (CSV, table.md, plots).  bench-short: small sizes, a few
 # minutes, into build/bench-short/.
@@ -56,7 +60,7 @@ bench-short:
 # The sanitizer kernel under trinity, stress-ng and the data-integrity soak
 # for 30 minutes (stress-short: 2 minutes).
 stress:
-	@$(H)/stress.sh 1200
+	@$(H)/stress.sh 1800
 
 stress-short:
 	@$(H)/stress.sh 120

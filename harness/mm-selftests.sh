@@ -12,6 +12,9 @@
 #   SP_KERNEL=IMG     boot IMG and build no kernel (default: build the test
 #                     kernel with harness/build-kernel.sh, boot build/bzImage)
 #   SP_SUPERPAGE=M    write M to vm.superpage_enabled in the guest first
+#   SP_FLAVOUR=F      build and boot the kernel flavour F (default test;
+#                     sanitizer: KASAN and the rest, timeouts times 3)
+#   SP_MM_TMO_SCALE=N multiply every run's timeout by N
 #   SP_MM_FILTER=RE   only the runs whose command matches the egrep RE,
 #                     e.g. SP_MM_FILTER='^(cow|khugepaged.*)$'
 #
@@ -28,16 +31,24 @@ t0=$(date +%s)
 mmb=$BUILD/mm-selftests
 list=$TOP/harness/mm-selftests.list
 baseline=$TOP/baseline/mm-selftests.txt
+# With the feature on, compare with the record made with it on.
+[ -f "$TOP/baseline/mm-selftests-superpage${SP_SUPERPAGE:-}.txt" ] &&
+	baseline=$TOP/baseline/mm-selftests-superpage$SP_SUPERPAGE.txt
 mkdir -p "$mmb"
 
 # The kernel: a private copy, so that a concurrent rebuild cannot change it
 # under the guest.
+flavour=${SP_FLAVOUR:-test}
 if [ -n "${SP_KERNEL:-}" ]; then
 	kernel=$SP_KERNEL
 else
-	"$TOP/harness/build-kernel.sh" test
-	kernel=$BUILD/bzImage
+	"$TOP/harness/build-kernel.sh" "$flavour"
+	kernel=$(kimage "$flavour")
 fi
+# Every run's timeout times SP_MM_TMO_SCALE: the sanitizer kernel (KASAN,
+# DEBUG_PAGEALLOC) runs the suite about three times slower.
+scale=${SP_MM_TMO_SCALE:-1}
+[ "$flavour" = sanitizer ] && scale=${SP_MM_TMO_SCALE:-3}
 [ -f "$kernel" ] || die "no kernel image $kernel"
 [ "$(realpath "$kernel")" = "$(realpath -m "$mmb/bzImage")" ] ||
 	cp "$kernel" "$mmb/bzImage"
@@ -97,7 +108,7 @@ initrd=$mmb/initramfs.cpio
 "$TOP/harness/initramfs.sh" "$initrd" "$bin=selftests/mm"
 
 # One boot per group, numbering the runs on from one group to the next.
-append="numa=fake=2"
+append="numa=fake=2 sp.mmscale=$scale"
 [ -n "${SP_SUPERPAGE:-}" ] && append="$append sp.superpage=$SP_SUPERPAGE"
 dump_ok='page dumped because: gup_test: dump_pages() test'
 worst=0
@@ -118,7 +129,7 @@ for group in main migration; do
 	set +e
 	"$TOP/harness/run-guest.sh" --kernel "$mmb/bzImage" --initrd "$initrd" \
 		--job mm-selftests --name "mm-selftests-$group" --mem 3G --smp $smp \
-		--timeout 5400 --append "$append sp.mmgroup=$group sp.mmfirst=$first" \
+		--timeout $((5400 * scale)) --append "$append sp.mmgroup=$group sp.mmfirst=$first" \
 		2> >(tee "$err" | grep --line-buffered '^==> ' >&2) |
 		sed -u -n -E 's/\r$//; /^(not )?ok [0-9]+ |^# (env|cmdline|setup)/p'
 	grc=${PIPESTATUS[0]}

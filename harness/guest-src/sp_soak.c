@@ -235,7 +235,8 @@ static int work(int w, long seconds, size_t mib)
 		return 2;
 	}
 	region = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	while (time(NULL) < end) {
+	/* The self-test goes on until its page was changed and checked. */
+	while (time(NULL) < end || inject) {
 		op = rnd() % NR_OPS;
 		switch (op) {
 		case OP_WRITE:

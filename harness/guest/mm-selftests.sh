@@ -11,6 +11,7 @@
 #   sp.mmgroup=G     run the list's entries of group G (default: main)
 #   sp.mmfirst=N     number the first run N (default 1)
 #   sp.superpage=M   write M to vm.superpage_enabled before the first run
+#   sp.mmscale=N     multiply every run's timeout by N (sanitizer kernel)
 # Before the runs: 1 GiB of swap on zram, 128 hugetlb pages.
 # A run flagged "rerun" in the list that fails is run once more; its line
 # then says "# rerun" and the first exit status.
@@ -19,11 +20,13 @@ list=$dir/mm-selftests.list
 group=main
 first=1
 superpage=
+scale=1
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	sp.mmgroup=*) group=${arg#sp.mmgroup=} ;;
 	sp.mmfirst=*) first=${arg#sp.mmfirst=} ;;
 	sp.superpage=*) superpage=${arg#sp.superpage=} ;;
+	sp.mmscale=*) scale=${arg#sp.mmscale=} ;;
 	esac
 done
 
@@ -117,6 +120,7 @@ while read -r grp tmo flags cmd; do
 	''|\#*) continue ;;
 	esac
 	[ "$grp" = "$group" ] || continue
+	tmo=$((tmo * scale))
 	n=$((n + 1))
 	echo "# selftests: mm: $cmd"
 	start=$(date +%s)

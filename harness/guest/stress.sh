@@ -30,8 +30,9 @@ for t in trinity stress-ng sp_soak; do
 done
 
 # The soak's detector must work before its silence means anything.
-/guest/sp_soak --self-test | tail -n 1
-/guest/sp_soak --self-test >/dev/null || { echo "# sp_soak self-test failed"; fail=1; }
+/guest/sp_soak --self-test >/tmp/self-test.log ||
+	{ echo "# sp_soak self-test failed"; fail=1; }
+tail -n 1 /tmp/self-test.log
 
 echo 1G >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
 	swapon /dev/zram0 || { echo "# no zram swap"; fail=1; }
@@ -43,18 +44,28 @@ echo 2 >$sp/superpage_enabled &&
 	echo 6 >$sp/superpage_cluster_max_order || { echo "# sysctls"; fail=1; }
 # khugepaged runs too, on whatever trinity and stress-ng madvise.
 echo madvise >$thp/enabled && echo 100 >$thp/khugepaged/scan_sleep_millisecs
+# One cgroup, stress (192 MiB), with two children:
+#   stress/load, sp_soak and stress-ng: memory.high below what the soak
+#     alone needs (3 x 40 MiB), so that limit reclaim, not only
+#     MADV_PAGEOUT, keeps pushing their pages to zram;
+#   stress/trinity: 64 MiB protected by memory.min, or the thrashing of
+#     its neighbours starves trinity before it runs a syscall.
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
-mkdir -p $cg && echo 192M >$cg/memory.max && echo 160M >$cg/memory.high ||
-	{ echo "# memory cgroup"; fail=1; }
+mkdir -p $cg && echo 192M >$cg/memory.max &&
+	echo +memory >$cg/cgroup.subtree_control &&
+	mkdir -p $cg/load $cg/trinity &&
+	echo 128M >$cg/load/memory.max && echo 96M >$cg/load/memory.high &&
+	echo 64M >$cg/trinity/memory.min || { echo "# memory cgroup"; fail=1; }
 [ $fail -eq 0 ] || exit 1
 
 grep -E '^(superpage|thp_(fault|collapse)|pswp)' /proc/vmstat >/tmp/vmstat.0
 
-# Every tool in the cgroup; trinity as nobody, in a directory of its own.
+# Every tool in the cgroup ("0" moves the subshell that writes it; $$
+# would be this script); trinity as nobody, in a directory of its own.
 mkdir -p /tmp/trinity && chmod 777 /tmp/trinity
 tsecs=$((secs - 5))
 (
-	echo $$ >$cg/cgroup.procs
+	echo 0 >$cg/trinity/cgroup.procs
 	cd /tmp/trinity && exec timeout -s INT -k 30 $tsecs su nobody -s /bin/sh -c \
 		"trinity -q -l off -C 2 --disable-fds=sockets,perf,drm,pseudo -c mmap -c munmap -c mremap -c mprotect \
 		-c madvise -c mlock -c munlock -c mlock2 -c mlockall -c munlockall -c brk \
@@ -63,7 +74,7 @@ tsecs=$((secs - 5))
 ) >/tmp/trinity.log 2>&1 &
 tpid=$!
 (
-	echo $$ >$cg/cgroup.procs
+	echo 0 >$cg/load/cgroup.procs
 	exec stress-ng --timeout "${secs}s" --metrics-brief --verify \
 		--vm 1 --vm-bytes 64M --mmap 1 --mmap-bytes 32M --mmapfork 1 \
 		--madvise 1 --mremap 1 --mremap-bytes 32M --fork 1 \
@@ -72,15 +83,19 @@ tpid=$!
 ) >/tmp/stress-ng.log 2>&1 &
 spid=$!
 (
-	echo $$ >$cg/cgroup.procs
-	exec /guest/sp_soak "$secs" 2 48
+	echo 0 >$cg/load/cgroup.procs
+	# The OOM killer takes a stressor first (stress-ng respawns it).
+	echo -900 >/proc/self/oom_score_adj
+	exec /guest/sp_soak "$secs" 3 40
 ) >/tmp/soak.log 2>&1 &
 kpid=$!
 
 t0=$(date +%s)
 while kill -0 $spid 2>/dev/null || kill -0 $kpid 2>/dev/null; do
 	sleep 60
-	echo "# $(( $(date +%s) - t0 ))s: memory.current $(cat $cg/memory.current)," \
+	echo "# $(( $(date +%s) - t0 ))s: memory.current $(cat $cg/load/memory.current)" \
+		"+ $(cat $cg/trinity/memory.current)," \
+		"over memory.high $(sed -n 's/^high //p' $cg/load/memory.events) times," \
 		"promotions $(sed -n 's/^superpage_promote //p' /proc/vmstat)," \
 		"demotions $(sed -n 's/^superpage_demote //p' /proc/vmstat)," \
 		"swapped out $(sed -n 's/^pswpout //p' /proc/vmstat)"
@@ -107,8 +122,17 @@ tail -n 3 /tmp/trinity.log | sed 's/^/#   /'
 # trinity stops at the timeout; it must have run syscalls until then.
 ran=$(sed -n 's/.*Ran \([0-9]*\) syscalls.*/\1/p' /tmp/trinity.log | sort -n | tail -n 1)
 echo "# trinity: ${ran:-0} syscalls"
-[ "${ran:-0}" -gt 0 ] || { echo "# trinity ran no syscall"; fail=1; }
-echo "# memory cgroup: $(tr '\n' ' ' <$cg/memory.events)"
+[ "${ran:-0}" -gt 0 ] || {
+	echo "# trinity ran no syscall; its log ends:"
+	tail -n 20 /tmp/trinity.log | sed 's/^/#   /'
+	fail=1
+}
+for c in load trinity; do
+	echo "# memory cgroup $c: $(tr '\n' ' ' <$cg/$c/memory.events)"
+done
+# The point of the cgroup is limit reclaim: it must have been reached.
+[ "$(sed -n 's/^high //p' $cg/load/memory.events)" -gt 0 ] ||
+	{ echo "# the memory cgroup never reached memory.high"; fail=1; }
 echo "# counters during the run:"
 grep -E '^(superpage|thp_(fault|collapse)|pswp)' /proc/vmstat >/tmp/vmstat.1
 paste /tmp/vmstat.0 /tmp/vmstat.1 | awk '{ d = $4 - $2; if (d) printf "#   %s %d\n", $1, d }'
