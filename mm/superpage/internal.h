@@ -25,7 +25,8 @@ extern unsigned int sysctl_superpage_demote_on_reclaim;
  * @SUPERPAGE_PROMOTE_NONE: the range holds no promotable reservation (no
  *	reservation, too few subpages populated, shared after fork, VMA not
  *	eligible): not a failure, nothing is counted
- * @SUPERPAGE_PROMOTE_BUSY: the folio lock was contended
+ * @SUPERPAGE_PROMOTE_BUSY: the folio lock was contended, or the mmap lock
+ *	for about 20 ms
  * @SUPERPAGE_PROMOTE_PINNED: the folio holds references beyond its
  *	mappings (GUP pins, I/O, a zap waiting for its TLB flush)
  * @SUPERPAGE_PROMOTE_CHANGED: the page table or the folio changed between

@@ -30,7 +30,9 @@
  *
  * Locking
  *   As khugepaged's collapse_huge_page(): the mmap write lock (no fault
- *   under the mmap lock, no GUP, no zap), then vma_start_write() (faults
+ *   under the mmap lock, no GUP, no zap), but only by trylock, retried for
+ *   about 20 ms: the daemon must not sleep behind one mm's holder for as
+ *   long as it holds the lock; then vma_start_write() (faults
  *   and UFFDIO_MOVE under the per-VMA lock), then folio_trylock() (reclaim,
  *   migration, KSM and split).  From there no subpage can be mapped or
  *   unmapped, so the reference check before the holes are zeroed is exact
@@ -40,6 +42,7 @@
  *   GUP-fast walker can reach the old table, whose entries are then checked
  *   and cleared under its own PTE lock.
  */
+#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
 #include <linux/mm.h>
@@ -311,12 +314,35 @@ static void superpage_count_promote(enum superpage_promote_result ret)
 	count_vm_event(SUPERPAGE_PROMOTE_FAILED);
 }
 
+/*
+ * The mmap write lock, if it can be had within about SUPERPAGE_MMAP_TRIES
+ * milliseconds.  A task may hold an mmap lock for minutes (a populate or
+ * an mlock() throttled by memory.high, a fault waiting for I/O), and
+ * mmap_write_lock() would stop the one daemon that serves every mm behind
+ * it: give up instead, and leave the range to a later pass.
+ */
+#define SUPERPAGE_MMAP_TRIES	16
+
+static bool superpage_mmap_write_lock(struct mm_struct *mm)
+{
+	int i;
+
+	for (i = 0; i < SUPERPAGE_MMAP_TRIES; i++) {
+		if (mmap_write_trylock(mm))
+			return true;
+		usleep_range(1000, 1500);
+	}
+	return false;
+}
+
 /**
  * superpage_promote() - map a populated reservation with one PMD, in place
  * @mm: the address space, pinned by the caller (mmget)
  * @haddr: the 2 MiB-aligned start of the range
  *
- * Takes and releases the mmap write lock.  The range is promoted if it lies
+ * Takes and releases the mmap write lock, or gives up with
+ * SUPERPAGE_PROMOTE_BUSY if it stays contended for about 20 ms (see
+ * superpage_mmap_write_lock()).  The range is promoted if it lies
  * in one eligible VMA and superpage_candidate() finds a reservation
  * with vm.superpage_promote_threshold subpages mapped, and every entry then
  * passes P1-P3.
@@ -337,7 +363,10 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	pmd_t *pmd, _pmd, entry;
 	pte_t *pte;
 
-	mmap_write_lock(mm);
+	if (!superpage_mmap_write_lock(mm)) {
+		ret = SUPERPAGE_PROMOTE_BUSY;
+		goto out_count;
+	}
 	/* The OOM reaper may be tearing the address space down. */
 	if (check_stable_address_space(mm))
 		goto out_mmap;
@@ -431,6 +460,7 @@ out_put:
 	folio_put(folio);
 out_mmap:
 	mmap_write_unlock(mm);
+out_count:
 	superpage_count_promote(ret);
 	return ret;
 }

@@ -15,6 +15,8 @@
  * /dev/zram0 and takes it off again at the end.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/wait.h>
@@ -576,6 +578,117 @@ TEST_F(pressure, stale_reservations_make_room_for_new_ones)
 			break;
 		}
 	}
+}
+
+/*
+ * Regression tests: each guards a bug that was found and fixed.
+ */
+
+struct sp_populate {
+	char *p;
+	size_t size;
+};
+
+static void *sp_populate_thread(void *arg)
+{
+	struct sp_populate *a = arg;
+
+	madvise(a->p, a->size, MADV_POPULATE_WRITE);
+	return NULL;
+}
+
+/*
+ * The child of held_mmap_lock_does_not_stall_the_daemon: fill 511 pages
+ * of a range, enter @cg, start a thread that populates 256 MiB there
+ * (under the mmap read lock, throttled by memory.high on every charge),
+ * and once the cgroup is over memory.high fill the range's last page, so
+ * that its hint sends the daemon to this mm.  Then write a byte to @fd and
+ * wait to be killed.
+ */
+static void sp_lock_holder(const char *cg, int fd)
+{
+	struct sp_populate a = { .size = 256 * MIB };
+	pthread_t t;
+	char *range;
+	int k;
+
+	range = sp_map_aligned(SP_HPAGE);
+	a.p = mmap(NULL, a.size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!range || a.p == MAP_FAILED)
+		_exit(3);
+	/* 4 KiB pages: a charge, and a throttle, every 64 pages. */
+	madvise(a.p, a.size, MADV_NOHUGEPAGE);
+	for (k = 0; k < SP_NR - 1; k++)
+		range[k * SP_PAGE] = 1;
+	if (cg_enter(cg) || pthread_create(&t, NULL, sp_populate_thread, &a))
+		_exit(4);
+	for (k = 0; k < 1000 && cg_key(cg, "memory.events", "high") <= 0; k++)
+		usleep(10000);
+	if (k == 1000)
+		_exit(5);
+	range[(SP_NR - 1) * SP_PAGE] = 1;
+	if (write(fd, "x", 1) != 1)
+		_exit(6);
+	for (;;)
+		pause();
+}
+
+/*
+ * ksuperpaged took the mmap write lock with mmap_write_lock(): behind a
+ * task holding an mm's lock for minutes, the one daemon promoted nothing
+ * in any mm (the 30-minute "make stress" run: six minutes, three
+ * hung-task reports).  A task throttled at its cgroup's memory.high holds
+ * its mmap read lock while it sleeps, if it was populating.  Here a child
+ * does that, with no swap to reclaim to, and completes a range while it
+ * does; then this process fills a range, which must be promoted within
+ * 5 s while the child still holds its lock, and the daemon must have given
+ * up on the child's range (superpage_promote_failed_busy).
+ */
+TEST_F(pressure, held_mmap_lock_does_not_stall_the_daemon)
+{
+	long busy = sp_vmstat("superpage_promote_failed_busy"), huge;
+	int cluster = sp_cluster_off();
+	int sync[2], status, k;
+	char *p, c;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(sync));
+	ASSERT_EQ(0, cg_write(self->cg, "memory.swap.max", "0"));
+	ASSERT_EQ(0, cg_write(self->cg, "memory.high", "1M"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sync[0]);
+		sp_lock_holder(self->cg, sync[1]);
+	}
+	close(sync[1]);
+	k = read(sync[0], &c, 1);
+	close(sync[0]);
+	if (k != 1) {
+		waitpid(pid, &status, 0);
+		sp_cluster_restore(cluster);
+		ASSERT_EQ(1, k) TH_LOG("the child failed: %d",
+				       WEXITSTATUS(status));
+	}
+
+	p = sp_map_aligned(SP_HPAGE);
+	ASSERT_NE(NULL, p);
+	for (k = 0; k < SP_NR; k++)
+		p[k * SP_PAGE] = 2;
+	huge = sp_wait_anon_huge(p, 2048, 5000);
+	/* The child must still have been populating all along. */
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	sp_cluster_restore(cluster);
+	ksft_print_msg("%ld KiB PMD-mapped, %ld promotions given up as busy\n",
+		       huge, sp_vmstat("superpage_promote_failed_busy") - busy);
+	EXPECT_EQ(2048, huge);
+	EXPECT_LT(0, sp_vmstat("superpage_promote_failed_busy") - busy);
+	for (k = 0; k < SP_NR; k++)
+		ASSERT_EQ(2, p[k * SP_PAGE]);
+	munmap(p, SP_HPAGE);
 }
 
 TEST_HARNESS_MAIN
