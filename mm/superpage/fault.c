@@ -34,6 +34,19 @@
  *   entries nearest the faulting one (O(1) for a sequential fill, 512 at
  *   most) and takes the first present one as the candidate.
  *
+ * The VMA bounds every mapping
+ *   A reservation outlives the VMA it was made in: munmap, mprotect,
+ *   mremap and madvise can cut its 2 MiB range after creation, and the
+ *   pieces share the page table.  So the fault path looks only at the
+ *   entries of the faulting VMA's part of the range (struct
+ *   superpage_span): the lookup takes its candidate there, and a cluster
+ *   is clamped there.  A range that is cut goes on growing inside each
+ *   piece that already maps some of its subpages (R2 ties the folio to
+ *   the VMA's anon_vma and offset), never across a VMA edge; a piece that
+ *   maps none of them falls back to the usual path.  Such a range is
+ *   promoted only once one VMA covers it whole again (promote.c), and is
+ *   otherwise broken by reclaim like any partly used reservation.
+ *
  * Invariants (checked before a subpage is mapped)
  *   R1 the candidate is a present, non-NUMA-hinting PTE of a normal page of
  *      an order-9 anonymous, non-KSM folio that is not PMD-mapped;
@@ -46,7 +59,8 @@
  *   R4 with the folio locked: not in the swap cache, not under writeback,
  *      swap-backed, no hardware-poisoned page;
  *   R5 the target subpage, and every subpage of its cluster, is not mapped
- *      (its own _mapcount is -1) and its entry is none;
+ *      (its own _mapcount is -1) and its entry, inside the faulting VMA,
+ *      is none;
  *   R6 the folio holds no reference beyond its mappings (no zap waiting
  *      for its TLB flush, no pin, no pipe buffer): a zapped subpage, or one
  *      that another process still reaches, is never handed out again.
@@ -104,10 +118,9 @@ bool __superpage_vma_eligible(struct vm_area_struct *vma)
 }
 
 /*
- * R1-R3 for the present PTE @pte at index @j; the fault is at index @i.
- * The PTE may belong to a neighbouring VMA in the same page table: special
- * entries (the zero page, PFN maps) are skipped before vm_normal_page(),
- * which would report them as bad in an anonymous VMA.
+ * R1-R3 for the present PTE @pte at index @j of the faulting VMA; the
+ * fault is at index @i.  Special entries (the zero page) are skipped
+ * before vm_normal_page().
  */
 static struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
 				       unsigned long haddr, unsigned int j,
@@ -142,15 +155,40 @@ static struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
 }
 
 /*
+ * The part of the range at @haddr that lies inside @vma, as page indices
+ * [lo, hi).  A reservation outlives VMA edits (munmap, mprotect, mremap and
+ * madvise may cut its range after creation), so the fault path reads and
+ * writes only the entries of its own VMA: the page table and the folio
+ * alone never decide a range.
+ */
+struct superpage_span {
+	unsigned int lo, hi;
+};
+
+static struct superpage_span superpage_vma_span(struct vm_area_struct *vma,
+						unsigned long haddr)
+{
+	unsigned long start = max(vma->vm_start, haddr);
+	unsigned long end = min(vma->vm_end, haddr + HPAGE_PMD_SIZE);
+
+	return (struct superpage_span){
+		.lo = (start - haddr) >> PAGE_SHIFT,
+		.hi = (end - haddr) >> PAGE_SHIFT,
+	};
+}
+
+/*
  * Find the reservation of the range whose page table starts at @table, for
- * a fault at index @i: the nearest PTE that passes R1-R3.  Entries that do
- * not (a 4 KiB fallback page, the zero page) are passed over, so that one
- * of them does not end growth for the rest of the range.  Returns the
- * folio, or NULL with *@empty telling whether every PTE of the range is
- * none.  Called under the PTE lock.
+ * a fault at index @i: the nearest PTE of @span (the faulting VMA's part of
+ * the range) that passes R1-R3.  Entries that do not (a 4 KiB fallback
+ * page, the zero page) are passed over, so that one of them does not end
+ * growth for the rest of the range.  Returns the folio, or NULL with
+ * *@empty telling whether every PTE of @span is none.  Called under the
+ * PTE lock.
  */
 static struct folio *superpage_find_resv(struct vm_area_struct *vma,
 					 pte_t *table, unsigned long haddr,
+					 struct superpage_span span,
 					 unsigned int i, bool *empty)
 {
 	struct folio *folio;
@@ -161,7 +199,7 @@ static struct folio *superpage_find_resv(struct vm_area_struct *vma,
 	for (d = 1; d < HPAGE_PMD_NR; d++) {
 		for (side = -1; side <= 1; side += 2) {
 			j = i + side * d;
-			if (j < 0 || j >= HPAGE_PMD_NR)
+			if (j < (int)span.lo || j >= (int)span.hi)
 				continue;
 			pte = ptep_get(table + j);
 			if (pte_none(pte))
@@ -226,16 +264,17 @@ static void superpage_maybe_ready(struct mm_struct *mm, unsigned long haddr,
 }
 
 /*
- * How many entries next to index @i, going by @step (+1 or -1), are
- * present, up to @max.
+ * How many entries of @span next to index @i, going by @step (+1 or -1),
+ * are present, up to @max.
  */
-static unsigned int superpage_run(pte_t *table, int i, int step,
-				  unsigned int max)
+static unsigned int superpage_run(pte_t *table, struct superpage_span span,
+				  int i, int step, unsigned int max)
 {
 	unsigned int run = 0;
 	int j;
 
-	for (j = i + step; j >= 0 && j < HPAGE_PMD_NR && run < max; j += step) {
+	for (j = i + step; j >= (int)span.lo && j < (int)span.hi && run < max;
+	     j += step) {
 		if (pte_none(ptep_get(table + j)))
 			break;
 		run++;
@@ -249,12 +288,15 @@ static unsigned int superpage_run(pte_t *table, int i, int step,
  * around @i whose entries are all none and whose subpages are all
  * unmapped, where k is at most vm.superpage_cluster_max_order and at most
  * one more than the order of the run of present entries next to @i, on
- * either side.  A fault next to nothing (a scattered pattern) gets k = 0,
- * a sequential fill doubles its cluster at every fault up to the maximum.
- * Returns the block's first index; *@nr is its size.  Called under the
- * PTE lock, so that the entries cannot change.
+ * either side.  The block lies inside @span, the faulting VMA's part of
+ * the range: a cluster never maps a page outside the VMA.  A fault next to
+ * nothing (a scattered pattern) gets k = 0, a sequential fill doubles its
+ * cluster at every fault up to the maximum.  Returns the block's first
+ * index; *@nr is its size.  Called under the PTE lock, so that the entries
+ * cannot change.
  */
 static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
+				      struct superpage_span span,
 				      unsigned int i, unsigned int *nr)
 {
 	unsigned int max = READ_ONCE(sysctl_superpage_cluster_max_order);
@@ -263,12 +305,14 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 	*nr = 1;
 	if (!max)
 		return i;
-	run = max(superpage_run(table, i, -1, 1U << max),
-		  superpage_run(table, i, 1, 1U << max));
+	run = max(superpage_run(table, span, i, -1, 1U << max),
+		  superpage_run(table, span, i, 1, 1U << max));
 	if (!run)
 		return i;
 	for (k = min_t(unsigned int, max, ilog2(run) + 1); k > 0; k--) {
 		start = round_down(i, 1U << k);
+		if (start < span.lo || start + (1U << k) > span.hi)
+			continue;
 		for (j = start; j < start + (1U << k); j++) {
 			struct page *page = folio_page(folio, j);
 
@@ -292,7 +336,8 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
  * with the usual path.
  */
 static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
-				unsigned int i, vm_fault_t *ret)
+				struct superpage_span span, unsigned int i,
+				vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
@@ -313,7 +358,11 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 		folio_unlock(folio);
 		goto fallback;
 	}
-	start = superpage_cluster(table, folio, i, &nr);
+	start = superpage_cluster(table, folio, span, i, &nr);
+	if (WARN_ON_ONCE(start < span.lo || start + nr > span.hi)) {
+		start = i;
+		nr = 1;
+	}
 
 	/* The references of the new PTEs. */
 	folio_ref_add(folio, nr);
@@ -473,6 +522,7 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 	unsigned long addr = vmf->address & PAGE_MASK;
 	unsigned long haddr = addr & HPAGE_PMD_MASK;
 	unsigned int i = pte_index(addr);
+	struct superpage_span span;
 	struct folio *folio;
 	bool empty;
 
@@ -494,9 +544,10 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 		return true;
 	}
 
-	folio = superpage_find_resv(vma, vmf->pte - i, haddr, i, &empty);
+	span = superpage_vma_span(vma, haddr);
+	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, &empty);
 	if (folio)
-		return superpage_resv_grow(vmf, folio, i, ret);
+		return superpage_resv_grow(vmf, folio, span, i, ret);
 
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
