@@ -74,7 +74,11 @@
  * Locking
  *   Called from do_anonymous_page() with the mmap read lock or the per-VMA
  *   lock.  Lookup and growth run under the PTE lock, taking the folio lock
- *   with folio_trylock() only (never sleeping under the PTL); creation
+ *   with folio_trylock() only (never sleeping under the PTL), and unlock
+ *   the folio before the PTE lock.  A busy reservation (folio locked, or
+ *   R6 failing) is looked at again, up to SUPERPAGE_BUSY_TRIES times; then
+ *   a lock still held makes the access fault again, and only a reference
+ *   that stays sends the fault down the usual path; creation
  *   drops the PTE lock to allocate and charge, then retakes it and
  *   proceeds only if the whole range is still empty.  The deferred split
  *   queue's lock nests inside the PTE lock, as in the rmap removal path.
@@ -229,23 +233,39 @@ static pte_t superpage_mk_pte(struct vm_fault *vmf, struct page *page)
 }
 
 /*
+ * What a growth fault found: the subpage is mapped (or the fault is over,
+ * *ret says how), the reservation is busy for now, or it cannot give this
+ * subpage.
+ */
+enum superpage_grow {
+	SUPERPAGE_GROWN,
+	SUPERPAGE_GROW_BUSY,
+	SUPERPAGE_GROW_REFS,
+	SUPERPAGE_GROW_NO,
+};
+
+/*
  * R4-R6, with @folio locked.  The reference count must equal the map count
  * whatever the target's PageAnonExclusive says: a clear bit does not prove
  * that the subpage was never mapped (fork clears it on every page it
  * copies, and DONTFORK VMAs keep the parent's candidates exclusive), and an
  * extra reference may be a pipe's or a zap's waiting for its TLB flush.
+ * An extra reference is usually brief (reclaim or the split shrinker
+ * looking at the folio, GUP-fast, a TLB flush), but may last (a pipe, a
+ * pin): SUPERPAGE_GROW_REFS lets the caller tell the two apart.
  */
-static bool superpage_subpage_usable(struct folio *folio, struct page *page)
+static enum superpage_grow superpage_subpage_usable(struct folio *folio,
+						    struct page *page)
 {
 	if (folio_test_swapcache(folio) || folio_test_writeback(folio) ||
 	    !folio_test_swapbacked(folio) || folio_test_has_hwpoisoned(folio) ||
 	    PageHWPoison(page))
-		return false;
+		return SUPERPAGE_GROW_NO;
 	if (atomic_read(&page->_mapcount) != -1)
-		return false;
+		return SUPERPAGE_GROW_NO;
 	if (folio_ref_count(folio) != folio_mapcount(folio))
-		return false;
-	return true;
+		return SUPERPAGE_GROW_REFS;
+	return SUPERPAGE_GROWN;
 }
 
 /*
@@ -332,31 +352,34 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 /*
  * Map subpage @i of the reservation @folio at the faulting address, with
  * the rest of its cluster (superpage_cluster()).  Called with the PTE lock
- * held; returns with it released.  False: the subpage is not usable, go on
- * with the usual path.
+ * held; returns with it released, and with the folio unlocked before it:
+ * a fault of another thread in the range, waiting for the PTE lock, must
+ * find the folio unlocked.  Returns SUPERPAGE_GROWN when the fault is
+ * done (*@ret), else why the subpage could not be mapped.
  */
-static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
-				struct superpage_span span, unsigned int i,
-				vm_fault_t *ret)
+static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
+					       struct folio *folio,
+					       struct superpage_span span,
+					       unsigned int i, vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	unsigned long haddr = addr & HPAGE_PMD_MASK;
 	pte_t *table = vmf->pte - i;
+	enum superpage_grow verdict = SUPERPAGE_GROWN;
 	unsigned int start, nr, j;
 	int from, to;
 
 	*ret = check_stable_address_space(vma->vm_mm);
-	if (*ret) {
-		pte_unmap_unlock(vmf->pte, vmf->ptl);
-		vmf->pte = NULL;
-		return true;
-	}
+	if (*ret)
+		goto unlock;
+	verdict = SUPERPAGE_GROW_BUSY;
 	if (!folio_trylock(folio))
-		goto fallback;
-	if (!superpage_subpage_usable(folio, folio_page(folio, i))) {
+		goto unlock;
+	verdict = superpage_subpage_usable(folio, folio_page(folio, i));
+	if (verdict != SUPERPAGE_GROWN) {
 		folio_unlock(folio);
-		goto fallback;
+		goto unlock;
 	}
 	start = superpage_cluster(table, folio, span, i, &nr);
 	if (WARN_ON_ONCE(start < span.lo || start + nr > span.hi)) {
@@ -391,9 +414,9 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	/* Rechecked under the split queue lock, against concurrent zaps. */
 	if (to == HPAGE_PMD_NR)
 		deferred_split_clear_partially_mapped(folio);
+	folio_unlock(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
-	folio_unlock(folio);
 	count_vm_events(SUPERPAGE_RESV_MAPPED, nr);
 	if (nr > 1) {
 		count_vm_events(SUPERPAGE_CLUSTER_MAPPED, nr - 1);
@@ -401,12 +424,12 @@ static bool superpage_resv_grow(struct vm_fault *vmf, struct folio *folio,
 	}
 	superpage_maybe_ready(vma->vm_mm, haddr, from, to);
 	*ret = 0;
-	return true;
+	return SUPERPAGE_GROWN;
 
-fallback:
+unlock:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
-	return false;
+	return verdict;
 }
 
 static bool superpage_range_empty(pte_t *table)
@@ -516,14 +539,23 @@ release:
 	return true;
 }
 
+/*
+ * How often a fault that finds its reservation busy looks again before it
+ * gives up: a contended folio lock then makes the access fault again, an
+ * extra reference that stays makes it take the usual path.
+ */
+#define SUPERPAGE_BUSY_TRIES	8
+
 bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	unsigned long haddr = addr & HPAGE_PMD_MASK;
 	unsigned int i = pte_index(addr);
+	enum superpage_grow verdict;
 	struct superpage_span span;
 	struct folio *folio;
+	int tries = 0;
 	bool empty;
 
 	if (!__superpage_vma_eligible(vma))
@@ -531,7 +563,9 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 	*ret = vmf_anon_prepare(vmf);
 	if (*ret)
 		return true;
+	span = superpage_vma_span(vma, haddr);
 
+again:
 	*ret = 0;
 	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
 	if (!vmf->pte)
@@ -544,10 +578,29 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 		return true;
 	}
 
-	span = superpage_vma_span(vma, haddr);
 	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, &empty);
-	if (folio)
-		return superpage_resv_grow(vmf, folio, span, i, ret);
+	if (folio) {
+		verdict = superpage_resv_grow(vmf, folio, span, i, ret);
+		if (verdict == SUPERPAGE_GROWN)
+			return true;
+		if (verdict == SUPERPAGE_GROW_NO)
+			return false;
+		/*
+		 * Busy (R6 or the folio lock): a 4 KiB page of the usual path
+		 * would sit inside the range for good and no promotion could
+		 * absorb it.  Look again; a lock that stays contended makes
+		 * the access fault again; a reference that stays may be a
+		 * pipe's or a pin's, which must not see the subpage reused.
+		 */
+		if (++tries < SUPERPAGE_BUSY_TRIES) {
+			cond_resched();
+			goto again;
+		}
+		if (verdict == SUPERPAGE_GROW_BUSY)
+			return true;
+		count_vm_event(SUPERPAGE_RESV_FALLBACK);
+		return false;
+	}
 
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
