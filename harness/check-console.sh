@@ -2,8 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # check-console.sh CONSOLE.LOG: fail (exit 1) if the kernel console shows a
 # splat: BUG:, WARNING:, Oops, a lockdep report, KASAN/KFENCE/UBSAN, a
-# general protection fault, a hung task or a panic.  The offending lines are
-# printed with a little context.  Exit 0 on a clean log, 2 if it is missing.
+# general protection fault, a hung task or a panic; also the mm reports
+# found by their own text: "BUG: Bad rss-counter state" (kernel/fork.c),
+# and two that print no "BUG:" at all, "FILE:LINE: bad pte|pmd|pud|p4d|pgd
+# PTR(VALUE)" (p?d_ERROR() of arch/x86/include/asm/pgtable_64.h, from
+# p?d_clear_bad() in mm/pgtable-generic.c) and "FUNC: Bad|Unused swap
+# file|offset entry VALUE" (mm/swapfile.c).  The offending lines are
+# printed with a little context.  Exit 0 on a clean log, 2 if it is
+# missing.
 set -uo pipefail
 log=${1:?usage: check-console.sh CONSOLE.LOG}
 [ -r "$log" ] || { echo "check-console: no log $log" >&2; exit 2; }
@@ -15,7 +21,9 @@ pattern+='INFO: task .* blocked for more than|'
 pattern+='KASAN:|KFENCE:|UBSAN:|kernel BUG at|Unable to handle kernel|'
 pattern+='rcu_sched self-detected stall|rcu: INFO:|list_add corruption|'
 pattern+='list_del corruption|page dumped because|Bad page state|'
-pattern+='watchdog: BUG: soft lockup|refcount_t: |bad rss-counter'
+pattern+='watchdog: BUG: soft lockup|refcount_t: |Bad rss-counter|'
+pattern+=':[0-9]+: bad (pte|pmd|pud|p4d|pgd) |'
+pattern+='(Bad|Unused) swap (file|offset) entry'
 hits=$(tr -d '\r' <"$log" | grep -naE -e "$pattern" | grep -vE 'Kernel command line:' || true)
 if [ -n "$hits" ]; then
 	echo "check-console: kernel splat in $log:" >&2
