@@ -17,17 +17,22 @@
  *     mms, resuming where it stopped.  It catches what hints miss: a full
  *     hint array (which also starts a scan at once), a threshold lowered
  *     later, a promotion that failed.
- *   An mm gets a slot when its first reservation is created.  Like
- *   khugepaged's, a slot pins the mm_struct (mmgrab) but not the address
- *   space; the daemon takes mmget_not_zero() while it works on one, and
- *   frees the slots of exited mms.
+ *   An mm gets a slot (mm/mm_slot.h, as khugepaged's) when its first
+ *   reservation is created.  Like khugepaged's, a slot pins the mm_struct
+ *   (mmgrab) but not the address space; the daemon takes mmget_not_zero()
+ *   while it works on one, and frees the slot of an exited mm when it
+ *   comes to it (in a hint or in the scan).
  *
  * Invariants
  *   - Hints are only hints: the page table is the index (see fault.c), and
  *     superpage_promote() checks everything again under the mmap write
  *     lock.  A lost hint delays a promotion until the scan comes by.
- *   - An mm has at most one slot: creation looks it up and inserts it
- *     under superpage_slots_lock.
+ *   - An mm has a slot exactly while MMF_VM_SUPERPAGE is set in its flags:
+ *     the bit is set and cleared under superpage_slots_lock with the slot
+ *     inserted or removed, so the fault path tests it without the lock
+ *     (creation of a reservation in a registered mm takes no lock).
+ *   - A slot is on superpage_hinted exactly while it has hints (nr_ready
+ *     is not 0), so the daemon finds them without walking every slot.
  *   - Only the daemon frees slots (or the sysctl, once the daemon has
  *     stopped), so the daemon may use a slot without the lock.
  *   - Slots exist only while the daemon runs: a fault that registers its
@@ -36,11 +41,12 @@
  *
  * Locking
  *   superpage_slots_lock (a spinlock) protects superpage_slots_hash,
- *   superpage_slots, superpage_scan_slot, superpage_hints_pending,
- *   superpage_daemon_running and each slot's ready[] and nr_ready.
- *   superpage_kicked is a flag set by the sysctls and by a full hint array,
- *   read by the daemon, with READ_ONCE()/WRITE_ONCE().  slot->scan_address
- *   belongs to the daemon.
+ *   superpage_slots, superpage_nr_slots, superpage_hinted,
+ *   superpage_scan_slot, superpage_daemon_running, MMF_VM_SUPERPAGE and
+ *   each slot's ready[], nr_ready and hinted.  superpage_kicked and
+ *   superpage_hints_pending are flags read by the daemon without the
+ *   lock, with READ_ONCE()/WRITE_ONCE().  slot->scan_address belongs to
+ *   the daemon.
  *   superpaged_mutex serialises starting and stopping the thread and
  *   protects superpaged_thread.  The daemon takes the mmap read lock with
  *   mmap_read_trylock() to scan; superpage_promote() takes it for write,
@@ -57,23 +63,24 @@
 #include <linux/swap.h>
 #include <linux/wait.h>
 
+#include "../mm_slot.h"
 #include "internal.h"
 
 #define SUPERPAGE_READY_HINTS	32
 
 /**
  * struct superpage_mm_slot - the daemon's record of one mm
- * @hash: in superpage_slots_hash, keyed by @mm
- * @list: in superpage_slots, in the order of registration
- * @mm: the mm, pinned with mmgrab() while the slot exists
+ * @slot: the mm (pinned with mmgrab() while the slot exists), in
+ *	superpage_slots_hash and, in the order of registration, in
+ *	superpage_slots
+ * @hinted: in superpage_hinted while @nr_ready is not 0
  * @ready: start addresses of ranges that reached the threshold
  * @nr_ready: how many of @ready are valid
- * @scan_address: where the scan resumes in @mm (0: from the start)
+ * @scan_address: where the scan resumes in the mm (0: from the start)
  */
 struct superpage_mm_slot {
-	struct hlist_node hash;
-	struct list_head list;
-	struct mm_struct *mm;
+	struct mm_slot slot;
+	struct list_head hinted;
 	unsigned long ready[SUPERPAGE_READY_HINTS];
 	unsigned int nr_ready;
 	unsigned long scan_address;
@@ -82,6 +89,8 @@ struct superpage_mm_slot {
 static DEFINE_SPINLOCK(superpage_slots_lock);
 static DEFINE_HASHTABLE(superpage_slots_hash, 8);
 static LIST_HEAD(superpage_slots);
+static LIST_HEAD(superpage_hinted);
+static unsigned int superpage_nr_slots;
 static struct superpage_mm_slot *superpage_scan_slot;
 static bool superpage_hints_pending;
 static bool superpage_daemon_running;
@@ -93,46 +102,46 @@ static DECLARE_WAIT_QUEUE_HEAD(superpaged_wait);
 
 static struct superpage_mm_slot *superpage_slot_lookup(struct mm_struct *mm)
 {
-	struct superpage_mm_slot *slot;
+	struct mm_slot *slot;
 
 	lockdep_assert_held(&superpage_slots_lock);
-	hash_for_each_possible(superpage_slots_hash, slot, hash, (unsigned long)mm)
-		if (slot->mm == mm)
-			return slot;
-	return NULL;
+	slot = mm_slot_lookup(superpage_slots_hash, mm);
+	return slot ? mm_slot_entry(slot, struct superpage_mm_slot, slot) : NULL;
 }
 
 /**
  * superpage_daemon_enter_mm() - register @mm with ksuperpaged
  * @mm: the current mm, in which a reservation was just created
  *
- * Called from the fault path without spinlocks held.  If the slot cannot
- * be allocated, the mm is registered by a later reservation.
+ * Called from the fault path without spinlocks held.  A registered mm
+ * costs a bit test.  If the slot cannot be allocated, the mm is registered
+ * by a later reservation.
  */
 void superpage_daemon_enter_mm(struct mm_struct *mm)
 {
 	struct superpage_mm_slot *slot;
-	bool found;
+	bool added = false;
 
-	spin_lock(&superpage_slots_lock);
-	found = superpage_slot_lookup(mm);
-	spin_unlock(&superpage_slots_lock);
-	if (found)
+	if (test_bit(MMF_VM_SUPERPAGE, &mm->flags))
 		return;
-
 	slot = kzalloc(sizeof(*slot), GFP_KERNEL);
 	if (!slot)
 		return;
-	slot->mm = mm;
+	INIT_LIST_HEAD(&slot->hinted);
 	spin_lock(&superpage_slots_lock);
-	found = !superpage_daemon_running || superpage_slot_lookup(mm);
-	if (!found) {
+	if (superpage_daemon_running &&
+	    !test_bit(MMF_VM_SUPERPAGE, &mm->flags)) {
 		mmgrab(mm);
-		hash_add(superpage_slots_hash, &slot->hash, (unsigned long)mm);
-		list_add_tail(&slot->list, &superpage_slots);
+		struct mm_slot *mm_slot = &slot->slot;
+
+		mm_slot_insert(superpage_slots_hash, mm, mm_slot);
+		list_add_tail(&slot->slot.mm_node, &superpage_slots);
+		superpage_nr_slots++;
+		set_bit(MMF_VM_SUPERPAGE, &mm->flags);
+		added = true;
 	}
 	spin_unlock(&superpage_slots_lock);
-	if (found)
+	if (!added)
 		kfree(slot);
 }
 
@@ -153,9 +162,11 @@ void superpage_daemon_note_ready(struct mm_struct *mm, unsigned long haddr)
 	slot = superpage_slot_lookup(mm);
 	if (slot && slot->nr_ready < SUPERPAGE_READY_HINTS &&
 	    (!slot->nr_ready || slot->ready[slot->nr_ready - 1] != haddr)) {
+		if (!slot->nr_ready)
+			list_add_tail(&slot->hinted, &superpage_hinted);
 		slot->ready[slot->nr_ready++] = haddr;
 		wake = !superpage_hints_pending;
-		superpage_hints_pending = true;
+		WRITE_ONCE(superpage_hints_pending, true);
 	} else if (slot && slot->nr_ready == SUPERPAGE_READY_HINTS &&
 		   !READ_ONCE(superpage_kicked)) {
 		/*
@@ -172,59 +183,66 @@ void superpage_daemon_note_ready(struct mm_struct *mm, unsigned long haddr)
 		wake_up_interruptible(&superpaged_wait);
 }
 
-static void superpage_slot_free(struct superpage_mm_slot *slot)
+/*
+ * Take @slot off every list and clear the mm's bit; the caller drops the
+ * mm and frees the slot after the lock.
+ */
+static void superpage_slot_remove(struct superpage_mm_slot *slot)
 {
 	lockdep_assert_held(&superpage_slots_lock);
 	if (superpage_scan_slot == slot)
-		superpage_scan_slot = list_is_last(&slot->list, &superpage_slots) ?
-			NULL : list_next_entry(slot, list);
-	hash_del(&slot->hash);
-	list_del(&slot->list);
+		superpage_scan_slot =
+			list_is_last(&slot->slot.mm_node, &superpage_slots) ?
+			NULL : list_next_entry(slot, slot.mm_node);
+	hash_del(&slot->slot.hash);
+	list_del(&slot->slot.mm_node);
+	list_del_init(&slot->hinted);
+	slot->nr_ready = 0;
+	superpage_nr_slots--;
+	clear_bit(MMF_VM_SUPERPAGE, &slot->slot.mm->flags);
 }
 
-/* Free the slots of the mms that have exited. */
-static void superpaged_collect_dead(void)
+/* Free the slot of an mm that has exited.  Called by the daemon only. */
+static void superpage_slot_free_dead(struct superpage_mm_slot *slot)
 {
-	struct superpage_mm_slot *slot, *next;
-	LIST_HEAD(dead);
-
 	spin_lock(&superpage_slots_lock);
-	list_for_each_entry_safe(slot, next, &superpage_slots, list) {
-		if (atomic_read(&slot->mm->mm_users))
-			continue;
-		superpage_slot_free(slot);
-		list_add(&slot->list, &dead);
-	}
+	superpage_slot_remove(slot);
 	spin_unlock(&superpage_slots_lock);
-	list_for_each_entry_safe(slot, next, &dead, list) {
-		mmdrop(slot->mm);
-		kfree(slot);
-	}
+	mmdrop(slot->slot.mm);
+	kfree(slot);
 }
 
-/* Promote the ranges that faults reported, mm by mm. */
+/*
+ * Promote the ranges that faults reported, mm by mm: only the slots that
+ * have hints are visited.
+ */
 static void superpaged_do_hints(void)
 {
 	unsigned long ready[SUPERPAGE_READY_HINTS];
 	struct superpage_mm_slot *slot;
+	struct mm_struct *mm;
 	unsigned int i, nr;
 
+	WRITE_ONCE(superpage_hints_pending, false);
 	spin_lock(&superpage_slots_lock);
-	superpage_hints_pending = false;
-	/* Only the daemon removes slots: @slot stays valid while unlocked. */
-	list_for_each_entry(slot, &superpage_slots, list) {
+	while (!list_empty(&superpage_hinted) && !kthread_should_stop()) {
+		slot = list_first_entry(&superpage_hinted,
+					struct superpage_mm_slot, hinted);
+		list_del_init(&slot->hinted);
 		nr = slot->nr_ready;
-		if (!nr)
-			continue;
 		memcpy(ready, slot->ready, nr * sizeof(ready[0]));
 		slot->nr_ready = 0;
 		spin_unlock(&superpage_slots_lock);
-		if (mmget_not_zero(slot->mm)) {
+		/* Only the daemon removes slots: @slot stays valid. */
+		mm = slot->slot.mm;
+		if (mmget_not_zero(mm)) {
 			for (i = 0; i < nr && !kthread_should_stop(); i++) {
-				superpage_promote(slot->mm, ready[i]);
+				superpage_promote(mm, ready[i]);
 				cond_resched();
 			}
-			mmput(slot->mm);
+			mmput(mm);
+		} else {
+			superpage_slot_free_dead(slot);
 		}
 		spin_lock(&superpage_slots_lock);
 	}
@@ -247,14 +265,16 @@ static unsigned int superpaged_scan_mm(struct superpage_mm_slot *slot,
 				       unsigned int budget, bool *more)
 {
 	unsigned int threshold = READ_ONCE(sysctl_superpage_promote_threshold);
-	struct mm_struct *mm = slot->mm;
+	struct mm_struct *mm = slot->slot.mm;
 	struct vm_area_struct *vma;
 	unsigned int progress = 0;
 	unsigned long addr;
 
 	*more = false;
-	if (!mmget_not_zero(mm))
+	if (!mmget_not_zero(mm)) {
+		superpage_slot_free_dead(slot);
 		return 1;
+	}
 restart:
 	if (!mmap_read_trylock(mm)) {
 		/* Contended: resume here when the scan comes back. */
@@ -292,34 +312,33 @@ out_unlock:
 	return progress;
 }
 
-/* One pass of the scan over at most @budget pages' worth of ranges. */
+/*
+ * One pass of the scan over at most @budget pages' worth of ranges, each
+ * registered mm at most once.  A slot freed on the way (its mm exited)
+ * moves the cursor on by itself.
+ */
 static void superpaged_scan(unsigned int budget)
 {
 	struct superpage_mm_slot *slot;
-	unsigned int progress = 0, slots = 0, visited = 0;
+	unsigned int progress = 0, visited = 0, slots;
 	bool more;
 
-	spin_lock(&superpage_slots_lock);
-	list_for_each_entry(slot, &superpage_slots, list)
-		slots++;
-	spin_unlock(&superpage_slots_lock);
-
-	/* Per-CPU LRU batches hold references that promotion would see. */
-	if (slots)
-		lru_add_drain_all();
-	while (progress < budget && visited < slots && !kthread_should_stop()) {
+	while (progress < budget && !kthread_should_stop()) {
 		spin_lock(&superpage_slots_lock);
-		if (list_empty(&superpage_slots)) {
+		slots = superpage_nr_slots;
+		if (!slots || visited >= slots) {
 			spin_unlock(&superpage_slots_lock);
 			break;
 		}
 		slot = superpage_scan_slot;
 		if (!slot)
 			slot = list_first_entry(&superpage_slots,
-						struct superpage_mm_slot, list);
+						struct superpage_mm_slot,
+						slot.mm_node);
 		superpage_scan_slot = slot;
 		spin_unlock(&superpage_slots_lock);
 
+		visited++;
 		progress += superpaged_scan_mm(slot, budget - progress, &more);
 		if (more)
 			break;	/* out of budget in this mm */
@@ -327,10 +346,10 @@ static void superpaged_scan(unsigned int budget)
 		spin_lock(&superpage_slots_lock);
 		if (superpage_scan_slot == slot)
 			superpage_scan_slot =
-				list_is_last(&slot->list, &superpage_slots) ?
-				NULL : list_next_entry(slot, list);
+				list_is_last(&slot->slot.mm_node,
+					     &superpage_slots) ?
+				NULL : list_next_entry(slot, slot.mm_node);
 		spin_unlock(&superpage_slots_lock);
-		visited++;
 	}
 }
 
@@ -349,7 +368,6 @@ static int superpaged(void *unused)
 	while (!kthread_should_stop()) {
 		unsigned int sleep;
 
-		superpaged_collect_dead();
 		superpaged_do_hints();
 		/* New scan tunables: scan now, then sleep the new time. */
 		if (READ_ONCE(superpage_kicked)) {
@@ -415,14 +433,15 @@ int superpage_daemon_start_stop(bool run)
 
 		spin_lock(&superpage_slots_lock);
 		superpage_daemon_running = false;
-		list_for_each_entry_safe(slot, next, &superpage_slots, list) {
-			superpage_slot_free(slot);
-			list_add(&slot->list, &slots);
+		list_for_each_entry_safe(slot, next, &superpage_slots,
+					 slot.mm_node) {
+			superpage_slot_remove(slot);
+			list_add(&slot->slot.mm_node, &slots);
 		}
-		superpage_hints_pending = false;
+		WRITE_ONCE(superpage_hints_pending, false);
 		spin_unlock(&superpage_slots_lock);
-		list_for_each_entry_safe(slot, next, &slots, list) {
-			mmdrop(slot->mm);
+		list_for_each_entry_safe(slot, next, &slots, slot.mm_node) {
+			mmdrop(slot->slot.mm);
 			kfree(slot);
 		}
 	}

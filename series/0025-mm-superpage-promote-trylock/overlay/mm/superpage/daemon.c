@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reservation-based transparent superpages: the ksuperpaged daemon.
+ *
+ * What this file does
+ *   ksuperpaged is a kernel thread, running while vm.superpage_enabled is
+ *   non-zero, that finds 2 MiB ranges whose reservation is populated enough
+ *   and hands them to superpage_promote() (promote.c).  It learns about
+ *   ranges in two ways:
+ *   - hints: when a fault maps the subpage that brings a reservation to
+ *     vm.superpage_promote_threshold (or fills it), fault.c records the
+ *     range in its mm's slot and wakes the daemon, which promotes it at
+ *     once;
+ *   - the scan: every vm.superpage_scan_sleep_millisecs the daemon walks
+ *     vm.superpage_pages_to_scan pages' worth of address space (512 per
+ *     2 MiB range, as khugepaged counts), round robin over the registered
+ *     mms, resuming where it stopped.  It catches what hints miss: a full
+ *     hint array (which also starts a scan at once), a threshold lowered
+ *     later, a promotion that failed.
+ *   An mm gets a slot when its first reservation is created.  Like
+ *   khugepaged's, a slot pins the mm_struct (mmgrab) but not the address
+ *   space; the daemon takes mmget_not_zero() while it works on one, and
+ *   frees the slots of exited mms.
+ *
+ * Invariants
+ *   - Hints are only hints: the page table is the index (see fault.c), and
+ *     superpage_promote() checks everything again under the mmap write
+ *     lock.  A lost hint delays a promotion until the scan comes by.
+ *   - An mm has at most one slot: creation looks it up and inserts it
+ *     under superpage_slots_lock.
+ *   - Only the daemon frees slots (or the sysctl, once the daemon has
+ *     stopped), so the daemon may use a slot without the lock.
+ *   - Slots exist only while the daemon runs: a fault that registers its
+ *     mm after the daemon was stopped adds none, so no mm_struct stays
+ *     pinned with nobody to free its slot.
+ *
+ * Locking
+ *   superpage_slots_lock (a spinlock) protects superpage_slots_hash,
+ *   superpage_slots, superpage_scan_slot, superpage_hints_pending,
+ *   superpage_daemon_running and each slot's ready[] and nr_ready.
+ *   superpage_kicked is a flag set by the sysctls and by a full hint array,
+ *   read by the daemon, with READ_ONCE()/WRITE_ONCE().  slot->scan_address
+ *   belongs to the daemon.
+ *   superpaged_mutex serialises starting and stopping the thread and
+ *   protects superpaged_thread.  The daemon takes the mmap read lock with
+ *   mmap_read_trylock() to scan; superpage_promote() takes it for write,
+ *   by trylock too (retried for about 20 ms): the one daemon must not sleep
+ *   behind an mm whose lock is held for long.
+ */
+#include <linux/freezer.h>
+#include <linux/hashtable.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/superpage.h>
+#include <linux/swap.h>
+#include <linux/wait.h>
+
+#include "internal.h"
+
+#define SUPERPAGE_READY_HINTS	32
+
+/**
+ * struct superpage_mm_slot - the daemon's record of one mm
+ * @hash: in superpage_slots_hash, keyed by @mm
+ * @list: in superpage_slots, in the order of registration
+ * @mm: the mm, pinned with mmgrab() while the slot exists
+ * @ready: start addresses of ranges that reached the threshold
+ * @nr_ready: how many of @ready are valid
+ * @scan_address: where the scan resumes in @mm (0: from the start)
+ */
+struct superpage_mm_slot {
+	struct hlist_node hash;
+	struct list_head list;
+	struct mm_struct *mm;
+	unsigned long ready[SUPERPAGE_READY_HINTS];
+	unsigned int nr_ready;
+	unsigned long scan_address;
+};
+
+static DEFINE_SPINLOCK(superpage_slots_lock);
+static DEFINE_HASHTABLE(superpage_slots_hash, 8);
+static LIST_HEAD(superpage_slots);
+static struct superpage_mm_slot *superpage_scan_slot;
+static bool superpage_hints_pending;
+static bool superpage_daemon_running;
+static bool superpage_kicked;
+
+static DEFINE_MUTEX(superpaged_mutex);
+static struct task_struct *superpaged_thread;
+static DECLARE_WAIT_QUEUE_HEAD(superpaged_wait);
+
+static struct superpage_mm_slot *superpage_slot_lookup(struct mm_struct *mm)
+{
+	struct superpage_mm_slot *slot;
+
+	lockdep_assert_held(&superpage_slots_lock);
+	hash_for_each_possible(superpage_slots_hash, slot, hash, (unsigned long)mm)
+		if (slot->mm == mm)
+			return slot;
+	return NULL;
+}
+
+/**
+ * superpage_daemon_enter_mm() - register @mm with ksuperpaged
+ * @mm: the current mm, in which a reservation was just created
+ *
+ * Called from the fault path without spinlocks held.  If the slot cannot
+ * be allocated, the mm is registered by a later reservation.
+ */
+void superpage_daemon_enter_mm(struct mm_struct *mm)
+{
+	struct superpage_mm_slot *slot;
+	bool found;
+
+	spin_lock(&superpage_slots_lock);
+	found = superpage_slot_lookup(mm);
+	spin_unlock(&superpage_slots_lock);
+	if (found)
+		return;
+
+	slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+	if (!slot)
+		return;
+	slot->mm = mm;
+	spin_lock(&superpage_slots_lock);
+	found = !superpage_daemon_running || superpage_slot_lookup(mm);
+	if (!found) {
+		mmgrab(mm);
+		hash_add(superpage_slots_hash, &slot->hash, (unsigned long)mm);
+		list_add_tail(&slot->list, &superpage_slots);
+	}
+	spin_unlock(&superpage_slots_lock);
+	if (found)
+		kfree(slot);
+}
+
+/**
+ * superpage_daemon_note_ready() - ask for the promotion of a range
+ * @mm: the mm of the range, registered by superpage_daemon_enter_mm()
+ * @haddr: the 2 MiB-aligned start of the range
+ *
+ * Called from the fault path, which holds the mmap read lock or the VMA
+ * lock but no spinlock, when a reservation reaches the threshold.
+ */
+void superpage_daemon_note_ready(struct mm_struct *mm, unsigned long haddr)
+{
+	struct superpage_mm_slot *slot;
+	bool wake = false;
+
+	spin_lock(&superpage_slots_lock);
+	slot = superpage_slot_lookup(mm);
+	if (slot && slot->nr_ready < SUPERPAGE_READY_HINTS &&
+	    (!slot->nr_ready || slot->ready[slot->nr_ready - 1] != haddr)) {
+		slot->ready[slot->nr_ready++] = haddr;
+		wake = !superpage_hints_pending;
+		superpage_hints_pending = true;
+	} else if (slot && slot->nr_ready == SUPERPAGE_READY_HINTS &&
+		   !READ_ONCE(superpage_kicked)) {
+		/*
+		 * A full array loses this hint: scan now rather than a scan
+		 * period later.  Ranges that fill together (a random-order
+		 * fill completes most of them at its very end) come in
+		 * bursts larger than the array.
+		 */
+		WRITE_ONCE(superpage_kicked, true);
+		wake = true;
+	}
+	spin_unlock(&superpage_slots_lock);
+	if (wake)
+		wake_up_interruptible(&superpaged_wait);
+}
+
+static void superpage_slot_free(struct superpage_mm_slot *slot)
+{
+	lockdep_assert_held(&superpage_slots_lock);
+	if (superpage_scan_slot == slot)
+		superpage_scan_slot = list_is_last(&slot->list, &superpage_slots) ?
+			NULL : list_next_entry(slot, list);
+	hash_del(&slot->hash);
+	list_del(&slot->list);
+}
+
+/* Free the slots of the mms that have exited. */
+static void superpaged_collect_dead(void)
+{
+	struct superpage_mm_slot *slot, *next;
+	LIST_HEAD(dead);
+
+	spin_lock(&superpage_slots_lock);
+	list_for_each_entry_safe(slot, next, &superpage_slots, list) {
+		if (atomic_read(&slot->mm->mm_users))
+			continue;
+		superpage_slot_free(slot);
+		list_add(&slot->list, &dead);
+	}
+	spin_unlock(&superpage_slots_lock);
+	list_for_each_entry_safe(slot, next, &dead, list) {
+		mmdrop(slot->mm);
+		kfree(slot);
+	}
+}
+
+/* Promote the ranges that faults reported, mm by mm. */
+static void superpaged_do_hints(void)
+{
+	unsigned long ready[SUPERPAGE_READY_HINTS];
+	struct superpage_mm_slot *slot;
+	unsigned int i, nr;
+
+	spin_lock(&superpage_slots_lock);
+	superpage_hints_pending = false;
+	/* Only the daemon removes slots: @slot stays valid while unlocked. */
+	list_for_each_entry(slot, &superpage_slots, list) {
+		nr = slot->nr_ready;
+		if (!nr)
+			continue;
+		memcpy(ready, slot->ready, nr * sizeof(ready[0]));
+		slot->nr_ready = 0;
+		spin_unlock(&superpage_slots_lock);
+		if (mmget_not_zero(slot->mm)) {
+			for (i = 0; i < nr && !kthread_should_stop(); i++) {
+				superpage_promote(slot->mm, ready[i]);
+				cond_resched();
+			}
+			mmput(slot->mm);
+		}
+		spin_lock(&superpage_slots_lock);
+	}
+	spin_unlock(&superpage_slots_lock);
+}
+
+static bool superpaged_vma_ok(struct vm_area_struct *vma)
+{
+	return vma->anon_vma && __superpage_vma_eligible(vma);
+}
+
+/*
+ * Scan @slot's mm from slot->scan_address for at most @budget pages'
+ * worth of ranges, promoting those that qualify.  Returns the pages'
+ * worth scanned; *@more is true when the budget ran out in this mm (the
+ * next pass resumes here), false when the mm was scanned to its end or is
+ * busy or gone (the next pass moves on to the next mm).
+ */
+static unsigned int superpaged_scan_mm(struct superpage_mm_slot *slot,
+				       unsigned int budget, bool *more)
+{
+	unsigned int threshold = READ_ONCE(sysctl_superpage_promote_threshold);
+	struct mm_struct *mm = slot->mm;
+	struct vm_area_struct *vma;
+	unsigned int progress = 0;
+	unsigned long addr;
+
+	*more = false;
+	if (!mmget_not_zero(mm))
+		return 1;
+restart:
+	if (!mmap_read_trylock(mm)) {
+		/* Contended: resume here when the scan comes back. */
+		mmput(mm);
+		return progress + 1;
+	}
+	vma = find_vma(mm, slot->scan_address);
+	for (; vma; vma = find_vma(mm, vma->vm_end)) {
+		progress++;
+		if (!superpaged_vma_ok(vma))
+			continue;
+		addr = max(ALIGN(vma->vm_start, HPAGE_PMD_SIZE),
+			   slot->scan_address);
+		for (; addr + HPAGE_PMD_SIZE <= vma->vm_end;
+		     addr += HPAGE_PMD_SIZE) {
+			if (progress >= budget || kthread_should_stop()) {
+				slot->scan_address = addr;
+				*more = true;
+				goto out_unlock;
+			}
+			progress += HPAGE_PMD_NR;
+			if (!superpage_promote_ready(vma, addr, threshold))
+				continue;
+			mmap_read_unlock(mm);
+			superpage_promote(mm, addr);
+			slot->scan_address = addr + HPAGE_PMD_SIZE;
+			cond_resched();
+			goto restart;
+		}
+	}
+	slot->scan_address = 0;
+out_unlock:
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return progress;
+}
+
+/* One pass of the scan over at most @budget pages' worth of ranges. */
+static void superpaged_scan(unsigned int budget)
+{
+	struct superpage_mm_slot *slot;
+	unsigned int progress = 0, slots = 0, visited = 0;
+	bool more;
+
+	spin_lock(&superpage_slots_lock);
+	list_for_each_entry(slot, &superpage_slots, list)
+		slots++;
+	spin_unlock(&superpage_slots_lock);
+
+	/* Per-CPU LRU batches hold references that promotion would see. */
+	if (slots)
+		lru_add_drain_all();
+	while (progress < budget && visited < slots && !kthread_should_stop()) {
+		spin_lock(&superpage_slots_lock);
+		if (list_empty(&superpage_slots)) {
+			spin_unlock(&superpage_slots_lock);
+			break;
+		}
+		slot = superpage_scan_slot;
+		if (!slot)
+			slot = list_first_entry(&superpage_slots,
+						struct superpage_mm_slot, list);
+		superpage_scan_slot = slot;
+		spin_unlock(&superpage_slots_lock);
+
+		progress += superpaged_scan_mm(slot, budget - progress, &more);
+		if (more)
+			break;	/* out of budget in this mm */
+
+		spin_lock(&superpage_slots_lock);
+		if (superpage_scan_slot == slot)
+			superpage_scan_slot =
+				list_is_last(&slot->list, &superpage_slots) ?
+				NULL : list_next_entry(slot, list);
+		spin_unlock(&superpage_slots_lock);
+		visited++;
+	}
+}
+
+static bool superpaged_should_wake(unsigned long next_scan)
+{
+	return kthread_should_stop() || READ_ONCE(superpage_hints_pending) ||
+		READ_ONCE(superpage_kicked) || time_after_eq(jiffies, next_scan);
+}
+
+static int superpaged(void *unused)
+{
+	unsigned long next_scan = jiffies;
+
+	set_freezable();
+	set_user_nice(current, MAX_NICE);
+	while (!kthread_should_stop()) {
+		unsigned int sleep;
+
+		superpaged_collect_dead();
+		superpaged_do_hints();
+		/* New scan tunables: scan now, then sleep the new time. */
+		if (READ_ONCE(superpage_kicked)) {
+			WRITE_ONCE(superpage_kicked, false);
+			next_scan = jiffies;
+		}
+		if (time_after_eq(jiffies, next_scan)) {
+			superpaged_scan(READ_ONCE(sysctl_superpage_pages_to_scan));
+			sleep = READ_ONCE(sysctl_superpage_scan_sleep_millisecs);
+			next_scan = jiffies + msecs_to_jiffies(sleep);
+		}
+		wait_event_freezable_timeout(superpaged_wait,
+					     superpaged_should_wake(next_scan),
+					     max_t(long, next_scan - jiffies, 1));
+	}
+	return 0;
+}
+
+/**
+ * superpage_daemon_kick() - make ksuperpaged scan now
+ *
+ * For the sysctls: a new sleep time or scan size takes effect at once.
+ */
+void superpage_daemon_kick(void)
+{
+	WRITE_ONCE(superpage_kicked, true);
+	wake_up_interruptible(&superpaged_wait);
+}
+
+/**
+ * superpage_daemon_start_stop() - start or stop ksuperpaged
+ * @run: true to make sure the thread runs, false to stop it
+ *
+ * Stopping also drops every slot; mms register again with their next
+ * reservation.
+ *
+ * Return: 0, or the error of kthread_run().
+ */
+int superpage_daemon_start_stop(bool run)
+{
+	struct superpage_mm_slot *slot, *next;
+	struct task_struct *thread;
+	LIST_HEAD(slots);
+	int ret = 0;
+
+	mutex_lock(&superpaged_mutex);
+	if (run && !superpaged_thread) {
+		spin_lock(&superpage_slots_lock);
+		superpage_daemon_running = true;
+		spin_unlock(&superpage_slots_lock);
+		thread = kthread_run(superpaged, NULL, "ksuperpaged");
+		if (IS_ERR(thread)) {
+			ret = PTR_ERR(thread);
+			spin_lock(&superpage_slots_lock);
+			superpage_daemon_running = false;
+			spin_unlock(&superpage_slots_lock);
+		} else {
+			superpaged_thread = thread;
+		}
+	} else if (!run && superpaged_thread) {
+		kthread_stop(superpaged_thread);
+		superpaged_thread = NULL;
+
+		spin_lock(&superpage_slots_lock);
+		superpage_daemon_running = false;
+		list_for_each_entry_safe(slot, next, &superpage_slots, list) {
+			superpage_slot_free(slot);
+			list_add(&slot->list, &slots);
+		}
+		superpage_hints_pending = false;
+		spin_unlock(&superpage_slots_lock);
+		list_for_each_entry_safe(slot, next, &slots, list) {
+			mmdrop(slot->mm);
+			kfree(slot);
+		}
+	}
+	mutex_unlock(&superpaged_mutex);
+	return ret;
+}
