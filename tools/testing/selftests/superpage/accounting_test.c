@@ -102,6 +102,41 @@ TEST_F(acct, create_grow_dontneed_unmap)
 	expect_gauges(_metadata, &self->before, 0, 0);
 }
 
+#define SP_MTHP_STATS	"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/stats"
+
+/* The 2 MiB mTHP split_deferred stat, or -1 without it. */
+static long sp_mthp_split_deferred(void)
+{
+	return sp_read_int(SP_MTHP_STATS "/split_deferred");
+}
+
+/*
+ * A new reservation sits on the deferred split queue as partially mapped,
+ * but no THP was partly unmapped: thp_deferred_split_page and the 2 MiB
+ * mTHP split_deferred stat do not move, through creation, growth and
+ * MADV_DONTNEED of part of a reservation.
+ */
+TEST_F(acct, reservations_are_no_deferred_splits)
+{
+	long thp = sp_vmstat("thp_deferred_split_page");
+	long mthp = sp_mthp_split_deferred();
+	char *p = sp_map_aligned(8 * SP_HPAGE);
+	int r;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_LE(0, thp);
+	for (r = 0; r < 8; r++) {
+		p[r * SP_HPAGE] = 1;
+		p[r * SP_HPAGE + SP_PAGE] = 1;
+	}
+	ASSERT_EQ(0, madvise(p + SP_PAGE, SP_PAGE, MADV_DONTNEED));
+	expect_gauges(_metadata, &self->before, 8, 8 * SP_NR - 15);
+	EXPECT_EQ(thp, sp_vmstat("thp_deferred_split_page"));
+	if (mthp >= 0)
+		EXPECT_EQ(mthp, sp_mthp_split_deferred());
+	munmap(p, 8 * SP_HPAGE);
+}
+
 /*
  * The unused pages count as available: MemAvailable includes them, where
  * MemFree does not.  Free memory moves in 2 MiB steps through the per-CPU

@@ -27,6 +27,10 @@
 #define SP_CLUSTER	"/proc/sys/vm/superpage_cluster_max_order"
 #define SP_THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
 
+/* The shipped defaults of the knobs above (mm/superpage/sysctl.c). */
+#define SP_CLUSTER_DEFAULT	6
+#define SP_THRESHOLD_DEFAULT	SP_NR
+
 #define PM_PRESENT	0x8000000000000000ULL	/* bit 63 */
 #define PM_SWAP		0x4000000000000000ULL	/* bit 62 */
 #define PM_PFN_MASK	0x007fffffffffffffULL	/* bits 0-54 */
@@ -142,6 +146,20 @@ static inline void sp_cluster_restore(int old)
 		sp_write_int(SP_CLUSTER, old);
 }
 
+/*
+ * Set vm.superpage_cluster_max_order to @order (SP_CLUSTER_DEFAULT: the
+ * shipped default).  Returns the old value for sp_cluster_restore(), or -1
+ * on a kernel without clusters (nothing written).
+ */
+static inline int sp_cluster_set(int order)
+{
+	int old = access(SP_CLUSTER, F_OK) ? -1 : sp_read_int(SP_CLUSTER);
+
+	if (old >= 0 && old != order)
+		sp_write_int(SP_CLUSTER, order);
+	return old;
+}
+
 /* The pagemap entry of @addr in this process. */
 static inline uint64_t sp_pagemap(const void *addr)
 {
@@ -163,6 +181,77 @@ static inline uint64_t sp_pfn(const void *addr)
 	uint64_t ent = sp_pagemap(addr);
 
 	return (ent & PM_PRESENT) ? (ent & PM_PFN_MASK) : 0;
+}
+
+/*
+ * The PFNs of the @n pages from @addr on, in one read of the pagemap: 0 for
+ * a page that is not present.  Returns 0, or -1 if the pagemap fails.
+ */
+static inline int sp_pfns(const void *addr, size_t n, uint64_t *pfns)
+{
+	ssize_t len = n * sizeof(*pfns);
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	size_t k;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, pfns, len, (uintptr_t)addr / SP_PAGE * sizeof(*pfns)) != len) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	for (k = 0; k < n; k++)
+		pfns[k] = (pfns[k] & PM_PRESENT) ? (pfns[k] & PM_PFN_MASK) : 0;
+	return 0;
+}
+
+/* Is @pfn a frame of the 2 MiB block (a reservation) that starts at @base? */
+static inline int sp_pfn_in(uint64_t pfn, uint64_t base)
+{
+	return pfn >= base && pfn < base + SP_NR;
+}
+
+/* The offset of the first nonzero byte of [@addr, @addr + @len), or -1. */
+static inline long sp_first_nonzero(const void *addr, size_t len)
+{
+	const unsigned char *p = addr;
+	size_t k = 0;
+	uint64_t w;
+
+	for (; k + sizeof(w) <= len; k += sizeof(w)) {
+		memcpy(&w, p + k, sizeof(w));
+		if (w)
+			break;
+	}
+	for (; k < len; k++)
+		if (p[k])
+			return k;
+	return -1;
+}
+
+/* The offset of the first byte of [@addr, @addr + @len) that is not @byte, or -1. */
+static inline long sp_first_not(const void *addr, int byte, size_t len)
+{
+	const unsigned char *p = addr;
+	size_t k;
+
+	for (k = 0; k < len; k++)
+		if (p[k] != (unsigned char)byte)
+			return k;
+	return -1;
+}
+
+static inline int sp_pfn_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is @pfn one of the @n sorted frames of sp_dirty_frames()? */
+static inline int sp_frames_has(const uint64_t *frames, int n, uint64_t pfn)
+{
+	return n > 0 && bsearch(&pfn, frames, n, sizeof(pfn), sp_pfn_cmp);
 }
 
 /* Resident anonymous memory of this process in pages (statm). */
@@ -264,6 +353,42 @@ static inline void sp_shuffle(int *idx, int n, unsigned int seed)
 		idx[k] = idx[j];
 		idx[j] = t;
 	}
+}
+
+/*
+ * Leave stale data in free memory, where the next order-9 allocations find
+ * it: fill @nr 2 MiB ranges with @byte (every byte), one range after the
+ * other, then unmap them.  With vm.superpage_enabled at 2 (the caller's
+ * job), each range fills one reservation, an order-9 folio, so its frames
+ * go back to the page allocator whole, as a 2 MiB block (to the per-CPU
+ * list of THP's order first), and the next order-9 allocations take them
+ * before never-used blocks.  Stores the base PFN of every range that was
+ * one 2 MiB-aligned block (PFNs base + index) in @frames, sorted, and
+ * returns how many there were, or -1 if the memory could not be mapped.
+ */
+static inline int sp_dirty_frames(int nr, int byte, uint64_t *frames)
+{
+	uint64_t pfns[SP_NR];
+	int r, k, n = 0;
+	char *p;
+
+	p = sp_map_aligned(nr * SP_HPAGE);
+	if (!p)
+		return -1;
+	for (r = 0; r < nr; r++) {
+		char *range = p + r * SP_HPAGE;
+
+		memset(range, byte, SP_HPAGE);
+		if (sp_pfns(range, SP_NR, pfns) || !pfns[0] || pfns[0] % SP_NR)
+			continue;
+		for (k = 1; k < SP_NR && pfns[k] == pfns[0] + k; k++)
+			;
+		if (k == SP_NR)
+			frames[n++] = pfns[0];
+	}
+	munmap(p, nr * SP_HPAGE);
+	qsort(frames, n, sizeof(*frames), sp_pfn_cmp);
+	return n;
 }
 
 #endif /* SUPERPAGE_UTIL_H */
