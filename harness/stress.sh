@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # make stress / make stress-short (README): build the sanitizer kernel
 # (KASAN, KFENCE, DEBUG_PAGEALLOC, page poisoning, DEBUG_VM, lockdep),
-# boot a guest with trinity, stress-ng and sp_soak in its initramfs, and
-# run harness/guest/stress.sh for SECONDS (default 1800).
+# boot a guest with trinity, stress-ng, sp_soak and sp_vmafuzz in its
+# initramfs, and run harness/guest/stress.sh for SECONDS (default 1800).
 #   stress.sh [SECONDS]
 # SP_STRESS_KERNEL=test runs on the test kernel instead (./run test does,
 # for its short variant, to reuse the kernel it has built).
-# Fails on a kernel splat, a corrupt page, a failed stressor, a guest that
-# did not survive to the end.
+# Fails on a kernel splat, a corrupt page, a page mapped against its VMAs,
+# a leaked reservation, a failed stressor, a guest that did not survive to
+# the end.
 . "$(dirname "$0")/lib.sh"
 secs=${1:-1800}
 flavour=${SP_STRESS_KERNEL:-sanitizer}

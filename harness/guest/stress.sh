@@ -6,10 +6,20 @@
 #   - trinity on the memory-management syscalls, as user nobody;
 #   - stress-ng's vm-class stressors;
 #   - sp_soak, the data-integrity soak (harness/guest-src/sp_soak.c);
+#   - sp_vmafuzz, the VMA-edit soak (harness/guest-src/sp_vmafuzz.c):
+#     threads of one process editing their ranges with munmap, mprotect,
+#     mremap, madvise, mlock and fork between fault runs, every access
+#     checked against a per-page model;
 # for sp.stress=SECONDS (default 1800), then report what ran and how much.
+# Before that, sp_vmafuzz runs alone for 20 s on the quiet system, with
+# its exact check that its reservations are all gone once it has exited;
+# after it, with every stressor gone, nr_superpage_resv must be back to its
+# value at the start of the job.
 # The host fails the run on any kernel splat (harness/check-console.sh).
-# Exit status: 1 when sp_soak found a corrupt page, stress-ng reported a
-# failed stressor, or a tool could not run.
+# Exit status: 1 when sp_soak found a corrupt page, sp_vmafuzz a page
+# mapped against its VMAs (or with the wrong content) or a leaked
+# reservation, stress-ng reported a failed stressor, reservations stayed
+# behind, or a tool could not run.
 secs=1800
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
@@ -24,14 +34,35 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin
 
 echo "# stress: kernel $(uname -r), $(nproc) CPUs," \
 	"$(sed -n 's/^MemTotal: *//p' /proc/meminfo), ${secs}s"
-for t in trinity stress-ng sp_soak; do
+for t in trinity stress-ng sp_soak sp_vmafuzz; do
 	command -v $t >/dev/null || [ -x /guest/$t ] ||
 		{ echo "# missing: $t"; fail=1; }
 done
 
-# The soak's detector must work before its silence means anything.
+# The reservations that exist now (none, unless something leaked before).
+resv() {
+	echo 1 >$sp/stat_refresh 2>/dev/null
+	sed -n 's/^nr_superpage_resv //p' /proc/vmstat
+}
+resv0=$(resv)
+[ -n "$resv0" ] || { echo "# no nr_superpage_resv in /proc/vmstat"; fail=1; }
+# A long log: its start (the first violations) and its end (the counts).
+show() {
+	if [ "$(wc -l <"$1")" -gt 200 ]; then
+		head -n 140 "$1"
+		echo "[... $(wc -l <"$1") lines ...]"
+		tail -n 50 "$1"
+	else
+		cat "$1"
+	fi | sed 's/^/#   /'
+}
+
+# The soaks' detectors must work before their silence means anything.
 /guest/sp_soak --self-test >/tmp/self-test.log ||
 	{ echo "# sp_soak self-test failed"; fail=1; }
+tail -n 1 /tmp/self-test.log
+/guest/sp_vmafuzz --self-test >/tmp/self-test.log ||
+	{ echo "# sp_vmafuzz self-test failed"; cat /tmp/self-test.log; fail=1; }
 tail -n 1 /tmp/self-test.log
 
 echo 1G >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
@@ -57,6 +88,21 @@ mkdir -p $cg && echo 192M >$cg/memory.max &&
 	echo 128M >$cg/load/memory.max && echo 96M >$cg/load/memory.high &&
 	echo 64M >$cg/trinity/memory.min || { echo "# memory cgroup"; fail=1; }
 [ $fail -eq 0 ] || exit 1
+
+# sp_vmafuzz alone first: nothing else creates reservations, so that its
+# leak check (nr_superpage_resv* back where they were once it has exited)
+# is exact.  Its output goes out as it comes: if the kernel dies of what
+# it found, the report is there.
+qsecs=20
+[ "$secs" -lt 60 ] && qsecs=$((secs / 3 + 1))
+echo "# sp_vmafuzz alone, ${qsecs}s, leak-checked:"
+(
+	/guest/sp_vmafuzz --check-leaks $qsecs 2 8
+	echo $? >/tmp/vmafuzz-alone.rc
+) 2>&1 | sed 's/^/#   /'
+qrc=$(cat /tmp/vmafuzz-alone.rc)
+echo "# sp_vmafuzz alone: exit $qrc"
+[ "$qrc" = 0 ] || fail=1
 
 grep -E '^(superpage|thp_(fault|collapse)|pswp)' /proc/vmstat >/tmp/vmstat.0
 
@@ -89,9 +135,16 @@ spid=$!
 	exec /guest/sp_soak "$secs" 3 40
 ) >/tmp/soak.log 2>&1 &
 kpid=$!
+(
+	echo 0 >$cg/load/cgroup.procs
+	echo -900 >/proc/self/oom_score_adj
+	exec /guest/sp_vmafuzz "$secs" 3 8
+) >/tmp/vmafuzz.log 2>&1 &
+vpid=$!
 
 t0=$(date +%s)
-while kill -0 $spid 2>/dev/null || kill -0 $kpid 2>/dev/null; do
+while kill -0 $spid 2>/dev/null || kill -0 $kpid 2>/dev/null ||
+	kill -0 $vpid 2>/dev/null; do
 	sleep 60
 	echo "# $(( $(date +%s) - t0 ))s: memory.current $(cat $cg/load/memory.current)" \
 		"+ $(cat $cg/trinity/memory.current)," \
@@ -102,6 +155,8 @@ while kill -0 $spid 2>/dev/null || kill -0 $kpid 2>/dev/null; do
 done
 wait $kpid
 krc=$?
+wait $vpid
+vrc=$?
 wait $spid
 src=$?
 wait $tpid
@@ -110,6 +165,9 @@ trc=$?
 echo "# sp_soak (exit $krc):"
 sed 's/^/#   /' /tmp/soak.log
 [ $krc -eq 0 ] || fail=1
+echo "# sp_vmafuzz (exit $vrc):"
+show /tmp/vmafuzz.log
+[ $vrc -eq 0 ] || fail=1
 echo "# stress-ng (exit $src):"
 grep -E 'stressor|bogo|passed|failed|skipped|metrc|info:' /tmp/stress-ng.log | sed 's/^/#   /' | tail -n 40
 # 0: all passed; 2: a stressor failed (a verify error among them); 3 and
@@ -136,6 +194,24 @@ done
 echo "# counters during the run:"
 grep -E '^(superpage|thp_(fault|collapse)|pswp)' /proc/vmstat >/tmp/vmstat.1
 paste /tmp/vmstat.0 /tmp/vmstat.1 | awk '{ d = $4 - $2; if (d) printf "#   %s %d\n", $1, d }'
+# Every stressor has exited: the reservations they made must be gone.  A
+# free may lag a little: per-CPU LRU batches (drained by drop_caches) and
+# the swap cache (emptied by swapoff) can hold a last reference.
+resv1=$(resv)
+n=0
+while [ "$resv1" -gt "$resv0" ] && [ $n -lt 30 ]; do
+	[ $n -eq 2 ] && echo 1 >$sp/drop_caches
+	[ $n -eq 5 ] && swapoff /dev/zram0
+	sleep 1
+	n=$((n + 1))
+	resv1=$(resv)
+done
+echo "# nr_superpage_resv: $resv0 at the start, $resv1 at the end (${n}s after the stressors)"
+if [ "$resv1" -gt "$resv0" ]; then
+	echo "# reservations stayed behind; user processes still there:"
+	ps | grep -v ' \[' | sed 's/^/#   /'
+	fail=1
+fi
 echo "# kernel taint: $(cat /proc/sys/kernel/tainted)"
 [ "$(cat /proc/sys/kernel/tainted)" = 0 ] || fail=1
 echo 0 >$sp/superpage_enabled
