@@ -31,7 +31,13 @@
  *   jiffies of its creation or last growth), and the stalest of the
  *   first SUPERPAGE_BREAK_SCAN queued folios is broken first.  Reordering
  *   the queue on growth is not possible: deferred_split_scan() moves
- *   folios to a private list without the queue lock held.
+ *   folios to a private list without the queue lock held.  The queue
+ *   also holds THPs: promoted superpages stay queued (no longer partially
+ *   mapped) until the deferred split shrinker drops them, and the
+ *   underused-THP shrinker queues whole THPs on purpose.  A lookup moves
+ *   every THP it passes to the tail of the queue, under the queue lock,
+ *   so that however many were queued first (a memcg with hundreds of
+ *   promoted ranges), the reservations come into the window.
  *
  * Invariants
  *   - Only partially mapped folios with PG_superpage_resv, outside the
@@ -41,7 +47,8 @@
  *     zones up to its reclaim_idx, on its node, in memcgs that
  *     memory.min and memory.low do not protect.
  *   - A reservation that cannot be split now (pinned) is stamped as just
- *     grown, so that it does not stop the others from going.
+ *     grown, so that it does not stop the others from going; one whose
+ *     lock is held is not chosen again by the same caller.
  *   - A folio is broken with a reference held (taken under the queue lock,
  *     where it cannot be freed: the free path unqueues it under that lock
  *     first) and with its lock held, as split_folio() requires.
@@ -105,7 +112,21 @@ struct superpage_break_ctl {
 	int nid;		/* this node only, or NUMA_NO_NODE */
 	int max_zone;		/* in zones up to this one */
 	unsigned long min_age;	/* not grown for this many jiffies */
+	/* Victims whose lock was taken: not chosen again by this caller. */
+	struct folio *busy[SUPERPAGE_BREAK_MAX];
+	unsigned int nr_busy;
 };
+
+static bool superpage_break_busy(const struct superpage_break_ctl *ctl,
+				 struct folio *folio)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctl->nr_busy; i++)
+		if (ctl->busy[i] == folio)
+			return true;
+	return false;
+}
 
 /*
  * May the queued @folio be broken for @ctl?  A reservation with unused
@@ -119,7 +140,7 @@ static bool superpage_breakable(struct folio *folio,
 	if (!folio_test_superpage_resv(folio) ||
 	    !folio_test_partially_mapped(folio) ||
 	    folio_test_swapcache(folio) || folio_test_writeback(folio) ||
-	    !folio_ref_count(folio))
+	    !folio_ref_count(folio) || superpage_break_busy(ctl, folio))
 		return false;
 	if (ctl->nid != NUMA_NO_NODE && folio_nid(folio) != ctl->nid)
 		return false;
@@ -132,21 +153,38 @@ static bool superpage_breakable(struct folio *folio,
 /*
  * The least recently grown breakable reservation among the first
  * SUPERPAGE_BREAK_SCAN entries of @queue, with a reference taken; or NULL.
+ * The queue also holds THPs, promoted superpages among them (the deferred
+ * split shrinker drops those only when it runs, and the underused-THP
+ * shrinker keeps whole THPs queued on purpose): the entries looked at that
+ * are not reservations go to the tail of the queue, so that the next
+ * lookup finds the reservations in its window however many THPs were
+ * queued before them.  *@rotated says whether any did.  Moving entries of
+ * the queue itself is safe under its lock: deferred_split_scan() moves
+ * folios to a private list under that lock too.
  */
 static struct folio *superpage_stalest_resv(struct deferred_split *queue,
-					    const struct superpage_break_ctl *ctl)
+					    const struct superpage_break_ctl *ctl,
+					    bool *rotated)
 {
-	struct folio *folio, *victim = NULL;
+	struct folio *folio, *next, *victim = NULL;
 	unsigned long flags, grown = 0;
+	LIST_HEAD(others);
 	int scanned = 0;
 
+	*rotated = false;
 	/* Unlocked peek: an empty queue is not worth its lock. */
 	if (!data_race(queue->split_queue_len))
 		return NULL;
 	spin_lock_irqsave(&queue->split_queue_lock, flags);
-	list_for_each_entry(folio, &queue->split_queue, _deferred_list) {
+	list_for_each_entry_safe(folio, next, &queue->split_queue,
+				 _deferred_list) {
 		if (++scanned > SUPERPAGE_BREAK_SCAN)
 			break;
+		if (!folio_test_superpage_resv(folio)) {
+			list_move_tail(&folio->_deferred_list, &others);
+			*rotated = true;
+			continue;
+		}
 		if (!superpage_breakable(folio, ctl))
 			continue;
 		if (victim && !time_before(READ_ONCE(folio->_superpage_grown),
@@ -155,6 +193,7 @@ static struct folio *superpage_stalest_resv(struct deferred_split *queue,
 		victim = folio;
 		grown = READ_ONCE(folio->_superpage_grown);
 	}
+	list_splice_tail(&others, &queue->split_queue);
 	/* Only a racing final folio_put() can make this fail. */
 	if (victim && !folio_try_get(victim))
 		victim = NULL;
@@ -171,14 +210,21 @@ static struct folio *superpage_stalest_resv(struct deferred_split *queue,
  * the folio cannot be split (its third page would belong to another
  * folio then).
  */
-static unsigned long superpage_break(struct folio *folio)
+static unsigned long superpage_break(struct folio *folio,
+				     struct superpage_break_ctl *ctl)
 {
 	unsigned long freed = 0;
 	long unused;
 
-	/* A locked folio is busy (maybe being split): no restamp either. */
-	if (!folio_trylock(folio))
+	/*
+	 * A locked folio is busy (maybe being split): no restamp either, but
+	 * this caller does not choose it again.
+	 */
+	if (!folio_trylock(folio)) {
+		if (ctl->nr_busy < ARRAY_SIZE(ctl->busy))
+			ctl->busy[ctl->nr_busy++] = folio;
 		return 0;
+	}
 	if (folio_test_large(folio) && folio_test_superpage_resv(folio) &&
 	    folio_test_partially_mapped(folio) &&
 	    !folio_test_swapcache(folio)) {
@@ -199,7 +245,7 @@ static unsigned long superpage_break(struct folio *folio)
  * increased by the reservations broken.
  */
 static unsigned long superpage_break_queue(struct deferred_split *queue,
-					   const struct superpage_break_ctl *ctl,
+					   struct superpage_break_ctl *ctl,
 					   unsigned long nr_wanted,
 					   unsigned int max,
 					   unsigned int *broken)
@@ -207,12 +253,17 @@ static unsigned long superpage_break_queue(struct deferred_split *queue,
 	unsigned long freed = 0, n;
 	struct folio *folio;
 	unsigned int tries;
+	bool rotated;
 
 	for (tries = 0; tries < max && freed < nr_wanted; tries++) {
-		folio = superpage_stalest_resv(queue, ctl);
-		if (!folio)
+		folio = superpage_stalest_resv(queue, ctl, &rotated);
+		if (!folio) {
+			/* THPs were moved out of the window: look again. */
+			if (rotated)
+				continue;
 			break;
-		n = superpage_break(folio);
+		}
+		n = superpage_break(folio, ctl);
 		folio_put(folio);
 		if (n) {
 			freed += n;

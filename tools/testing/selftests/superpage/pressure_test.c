@@ -370,6 +370,74 @@ TEST_F(pressure, least_recently_grown_breaks_first)
 }
 
 /*
+ * Promoted ranges stay on the deferred split queue (no longer partially
+ * mapped) until the deferred split shrinker drops them, ahead of the
+ * reservations created after them.  With 272 promoted ranges in a memcg
+ * (more than the 256 queue entries one lookup looks at) and 16 sparse
+ * reservations behind them, a memory.reclaim of 30 MiB (which the 511
+ * unused pages of each of the 16 cover, and 15 do not) must break the 16
+ * sparse reservations, and swap out nothing.
+ */
+TEST_F(pressure, promoted_ranges_do_not_hide_reservations)
+{
+	size_t dense = 272 * SP_HPAGE, off;
+	long swp, broken;
+	int status = -1, k, fd;
+	char path[256];
+	char *d, *s;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/memory.reclaim", self->cg);
+	sp_vmstat("pswpout");
+	swp = sp_vmstat("pswpout");
+	broken = sp_vmstat("superpage_resv_broken");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (cg_enter(self->cg))
+			_exit(3);
+		d = sp_map_aligned(dense);
+		s = sp_map_aligned(16 * SP_HPAGE);
+		if (!d || !s)
+			_exit(4);
+		for (off = 0; off < dense; off += SP_PAGE)
+			*(unsigned long *)(d + off) = sp_word(off / SP_PAGE, 3);
+		if (sp_wait_anon_huge(d, dense >> 10, 20000) < (long)(dense >> 10))
+			_exit(5);
+		for (k = 0; k < 16; k++)
+			*(unsigned long *)(s + k * SP_HPAGE) = sp_word(k, 4);
+		for (k = 0; k < 16; k++)
+			if (!sp_in_large_folio(s + k * SP_HPAGE))
+				_exit(6);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, "30M", 3) != 3)
+			_exit(7);
+		close(fd);
+		for (k = 0; k < 16; k++)
+			if (sp_in_large_folio(s + k * SP_HPAGE))
+				_exit(8);
+		for (off = 0; off < dense; off += SP_PAGE)
+			if (*(unsigned long *)(d + off) !=
+			    sp_word(off / SP_PAGE, 3))
+				_exit(2);
+		for (k = 0; k < 16; k++)
+			if (*(unsigned long *)(s + k * SP_HPAGE) != sp_word(k, 4))
+				_exit(2);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	swp = sp_vmstat("pswpout") - swp;
+	broken = sp_vmstat("superpage_resv_broken") - broken;
+	ksft_print_msg("272 promoted, 16 sparse, reclaim 30 MiB: %ld broken, %ld swapped out\n",
+		       broken, swp);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	/* 5: not promoted; 7: memory.reclaim; 8: a sparse one not broken. */
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LE(16, broken);
+	EXPECT_EQ(0, swp);
+}
+
+/*
  * Unzeroed memory never reaches swap: a reservation with 10 of its 512
  * subpages written is paged out (MADV_PAGEOUT); it is split first, and
  * exactly its 10 pages are written to swap.  They read back intact, and
