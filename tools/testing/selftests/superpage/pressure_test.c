@@ -388,7 +388,6 @@ TEST_F(pressure, promoted_ranges_do_not_hide_reservations)
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/memory.reclaim", self->cg);
-	sp_vmstat("pswpout");
 	swp = sp_vmstat("pswpout");
 	broken = sp_vmstat("superpage_resv_broken");
 	pid = fork();
