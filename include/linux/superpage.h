@@ -61,6 +61,7 @@ static inline enum superpage_mode superpage_mode(void)
 
 bool __superpage_vma_eligible(struct vm_area_struct *vma);
 bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret);
+bool __superpage_wp_zero_fault(struct vm_fault *vmf, vm_fault_t *ret);
 bool __superpage_khugepaged_skip(struct folio *folio);
 void superpage_resv_start(struct folio *folio);
 void __superpage_resv_mod_mapped(struct folio *folio, int nr);
@@ -79,7 +80,8 @@ bool __superpage_demote_folio(struct folio *folio, struct list_head *list);
  *
  * True when the feature is on and @vma is a private anonymous VMA that the
  * mode allows (see enum superpage_mode), that is not userfaultfd-armed,
- * VM_DROPPABLE, MADV_NOHUGEPAGE or PR_SET_THP_DISABLE.  The fault path
+ * VM_DROPPABLE, mlocked on fault (MLOCK_ONFAULT), MADV_NOHUGEPAGE or
+ * PR_SET_THP_DISABLE.  The fault path
  * then leaves a none PMD to the reservation code instead of installing a
  * huge page (or the huge zero page) eagerly.
  */
@@ -102,6 +104,24 @@ static inline bool superpage_vma_eligible(struct vm_area_struct *vma)
 static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 {
 	return superpage_enabled() && __superpage_anon_fault(vmf, ret);
+}
+
+/**
+ * superpage_wp_zero_fault() - a write to the zero page, with a reservation
+ * @vmf: the fault, from wp_page_copy() after vmf_anon_prepare(), where
+ *	 vmf->orig_pte maps the zero page
+ * @ret: where to store the fault result when it is handled
+ *
+ * A read fault maps the zero page, as without the feature; the first write
+ * there maps the matching subpage of the range's reservation (creating it
+ * when the range holds no other page) instead of a new 4 KiB page.
+ *
+ * Return: as superpage_anon_fault().
+ */
+static inline bool superpage_wp_zero_fault(struct vm_fault *vmf,
+					   vm_fault_t *ret)
+{
+	return superpage_enabled() && __superpage_wp_zero_fault(vmf, ret);
 }
 
 /**
@@ -223,6 +243,12 @@ static inline bool superpage_vma_eligible(struct vm_area_struct *vma)
 }
 
 static inline bool superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
+{
+	return false;
+}
+
+static inline bool superpage_wp_zero_fault(struct vm_fault *vmf,
+					   vm_fault_t *ret)
 {
 	return false;
 }

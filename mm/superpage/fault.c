@@ -3,13 +3,19 @@
  * Reservation-based transparent superpages: the anonymous fault path.
  *
  * What this file does
- *   The first anonymous fault in a 2 MiB-aligned range that lies inside an
- *   eligible VMA creates a *reservation*: one order-9 anonymous folio,
+ *   The first anonymous write fault in a 2 MiB-aligned range that lies
+ *   inside an eligible VMA creates a *reservation*: one order-9 anonymous
+ *   folio,
  *   allocated without zeroing and charged in full to the memcg, of which
  *   only the faulting subpage is zeroed and mapped (with a PTE).  A later
  *   fault in the range finds the reservation through a present neighbour
  *   PTE in the same page table, validates it, and maps the matching subpage
- *   of the same folio, so the range fills physically contiguous.  When the
+ *   of the same folio, so the range fills physically contiguous.  A read
+ *   fault in a range without a reservation maps the zero page, as it does
+ *   without the feature (nothing is allocated or charged), and the first
+ *   write there maps the reservation's subpage in its place (from
+ *   wp_page_copy(), superpage_wp_zero_fault()), creating the reservation
+ *   if the range has none: zero page entries count as unused.  When the
  *   fault continues a run of present entries (a sequential fill, up or
  *   down), it maps a naturally aligned cluster of unmapped subpages around
  *   the faulting one, up to 2^vm.superpage_cluster_max_order, and at most
@@ -60,7 +66,9 @@
  *      swap-backed, no hardware-poisoned page;
  *   R5 the target subpage, and every subpage of its cluster, is not mapped
  *      (its own _mapcount is -1) and its entry, inside the faulting VMA,
- *      is none;
+ *      is none (the target's may be the zero page a write replaces, with
+ *      the mmu notifiers called and the TLB flushed as wp_page_copy()
+ *      does);
  *   R6 the folio holds no reference beyond its mappings (no zap waiting
  *      for its TLB flush, no pin, no pipe buffer): a zapped subpage, or one
  *      that another process still reaches, is never handed out again.
@@ -72,15 +80,19 @@
  *   split the folio (freeing unmapped subpages) instead of copying it.
  *
  * Locking
- *   Called from do_anonymous_page() with the mmap read lock or the per-VMA
- *   lock.  Lookup and growth run under the PTE lock, taking the folio lock
- *   with folio_trylock() only (never sleeping under the PTL), and unlock
- *   the folio before the PTE lock.  A busy reservation (folio locked, or
- *   R6 failing) is looked at again, up to SUPERPAGE_BUSY_TRIES times; then
- *   a lock still held makes the access fault again, and only a reference
- *   that stays sends the fault down the usual path; creation
- *   drops the PTE lock to allocate and charge, then retakes it and
- *   proceeds only if the whole range is still empty.  The deferred split
+ *   Called from do_anonymous_page() or wp_page_copy() with the mmap read
+ *   lock or the per-VMA lock.  Lookup and growth run under the PTE lock,
+ *   taking the folio lock with folio_trylock() only (never sleeping under
+ *   the PTL), and unlock the folio before the PTE lock.  A cluster of more
+ *   than one subpage is zeroed with the PTE lock dropped and the folio
+ *   lock held (which keeps every other fault off the folio's unmapped
+ *   subpages), then everything is checked again under the retaken lock.
+ *   A busy reservation (folio locked, or R6 failing) is looked at again,
+ *   up to SUPERPAGE_BUSY_TRIES times; then a lock still held makes the
+ *   access fault again, and only a reference that stays sends the fault
+ *   down the usual path.  Creation drops the PTE lock to allocate and
+ *   charge, then retakes it and proceeds only if the whole range is still
+ *   empty.  The deferred split
  *   queue's lock nests inside the PTE lock, as in the rmap removal path.
  *   The daemon's slot lock is taken after the PTE lock is dropped.
  */
@@ -89,6 +101,7 @@
 #include <linux/khugepaged.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/mmu_notifier.h>
 #include <linux/compaction.h>
 #include <linux/oom.h>
 #include <linux/rmap.h>
@@ -115,6 +128,13 @@ bool __superpage_vma_eligible(struct vm_area_struct *vma)
 	if (!vma_is_anonymous(vma) || (vma->vm_flags & (VM_SHARED | VM_DROPPABLE)))
 		return false;
 	if (userfaultfd_armed(vma))
+		return false;
+	/*
+	 * MLOCK_ONFAULT locks what is touched: a reservation would lock, and
+	 * count in Mlocked, 2 MiB for one page.  mlock() without it populates
+	 * the whole range at once, which a reservation fills exactly.
+	 */
+	if (vma->vm_flags & VM_LOCKONFAULT)
 		return false;
 	if (mode == SUPERPAGE_THP_POLICY)
 		tva_flags |= TVA_ENFORCE_SYSFS;
@@ -182,13 +202,33 @@ static struct superpage_span superpage_vma_span(struct vm_area_struct *vma,
 }
 
 /*
+ * An entry that maps no page of the range: none, or the zero page that a
+ * read fault mapped.
+ */
+static bool superpage_pte_unused(pte_t pte)
+{
+	return pte_none(pte) || (pte_present(pte) && is_zero_pfn(pte_pfn(pte)));
+}
+
+/*
+ * Is the faulting entry still what the fault found: none, or for a write
+ * to the zero page (@zero) the zero page entry vmf->orig_pte?
+ */
+static bool superpage_target_ok(struct vm_fault *vmf, bool zero)
+{
+	pte_t pte = ptep_get(vmf->pte);
+
+	return zero ? pte_same(pte, vmf->orig_pte) : pte_none(pte);
+}
+
+/*
  * Find the reservation of the range whose page table starts at @table, for
  * a fault at index @i: the nearest PTE of @span (the faulting VMA's part of
  * the range) that passes R1-R3.  Entries that do not (a 4 KiB fallback
  * page, the zero page) are passed over, so that one of them does not end
  * growth for the rest of the range.  Returns the folio, or NULL with
- * *@empty telling whether every PTE of @span is none.  Called under the
- * PTE lock.
+ * *@empty telling whether no PTE of @span maps a page (each is none or
+ * the zero page).  Called under the PTE lock.
  */
 static struct folio *superpage_find_resv(struct vm_area_struct *vma,
 					 pte_t *table, unsigned long haddr,
@@ -206,7 +246,7 @@ static struct folio *superpage_find_resv(struct vm_area_struct *vma,
 			if (j < (int)span.lo || j >= (int)span.hi)
 				continue;
 			pte = ptep_get(table + j);
-			if (pte_none(pte))
+			if (superpage_pte_unused(pte))
 				continue;
 			*empty = false;
 			folio = superpage_resv_of(vma, pte, haddr, j, i);
@@ -218,9 +258,10 @@ static struct folio *superpage_find_resv(struct vm_area_struct *vma,
 }
 
 /*
- * A read fault maps the subpage clean and read-only, as the zero page would
- * be: neither dirty nor soft-dirty.  The subpage is exclusive, so a later
- * write fault reuses it in place (do_wp_page()).
+ * A read fault that finds a reservation maps the subpage clean and
+ * read-only, as the zero page would be: neither dirty nor soft-dirty.  The
+ * subpage is exclusive, so a later write fault reuses it in place
+ * (do_wp_page()).  (A read fault that finds none maps the zero page.)
  */
 static pte_t superpage_mk_pte(struct vm_fault *vmf, struct page *page)
 {
@@ -246,6 +287,7 @@ enum superpage_grow {
 
 /*
  * R4-R6, with @folio locked.  The reference count must equal the map count
+ * (plus the caller's own @extra references)
  * whatever the target's PageAnonExclusive says: a clear bit does not prove
  * that the subpage was never mapped (fork clears it on every page it
  * copies, and DONTFORK VMAs keep the parent's candidates exclusive), and an
@@ -255,7 +297,8 @@ enum superpage_grow {
  * pin): SUPERPAGE_GROW_REFS lets the caller tell the two apart.
  */
 static enum superpage_grow superpage_subpage_usable(struct folio *folio,
-						    struct page *page)
+						    struct page *page,
+						    int extra)
 {
 	if (folio_test_swapcache(folio) || folio_test_writeback(folio) ||
 	    !folio_test_swapbacked(folio) || folio_test_has_hwpoisoned(folio) ||
@@ -263,7 +306,7 @@ static enum superpage_grow superpage_subpage_usable(struct folio *folio,
 		return SUPERPAGE_GROW_NO;
 	if (atomic_read(&page->_mapcount) != -1)
 		return SUPERPAGE_GROW_NO;
-	if (folio_ref_count(folio) != folio_mapcount(folio))
+	if (folio_ref_count(folio) != folio_mapcount(folio) + extra)
 		return SUPERPAGE_GROW_REFS;
 	return SUPERPAGE_GROWN;
 }
@@ -308,7 +351,8 @@ static unsigned int superpage_run(pte_t *table, struct superpage_span span,
  * around @i whose entries are all none and whose subpages are all
  * unmapped, where k is at most vm.superpage_cluster_max_order and at most
  * one more than the order of the run of present entries next to @i, on
- * either side.  The block lies inside @span, the faulting VMA's part of
+ * either side.  (Entry @i itself, none or the zero page, the caller has
+ * checked.)  The block lies inside @span, the faulting VMA's part of
  * the range: a cluster never maps a page outside the VMA.  A fault next to
  * nothing (a scattered pattern) gets k = 0, a sequential fill doubles its
  * cluster at every fault up to the maximum.  Returns the block's first
@@ -336,7 +380,7 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 		for (j = start; j < start + (1U << k); j++) {
 			struct page *page = folio_page(folio, j);
 
-			if (!pte_none(ptep_get(table + j)) ||
+			if ((j != i && !pte_none(ptep_get(table + j))) ||
 			    atomic_read(&page->_mapcount) != -1 ||
 			    PageHWPoison(page))
 				break;
@@ -350,8 +394,75 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 }
 
 /*
+ * Zero the *@nr subpages of @folio from *@start, the cluster of a fault at
+ * index @i, with the PTE lock dropped: up to 2 MiB of clearing must not
+ * run with preemption off.  The folio lock, held throughout, keeps every
+ * other fault off the folio's unmapped subpages, so they stay unmapped and
+ * zeroed; but the range's entries may change meanwhile (a zap, a page of
+ * the usual path), so the target entry, the reservation and R4-R6 are
+ * checked again under the retaken lock, and a cluster entry that is no
+ * longer none shrinks the cluster to the faulting subpage.  Returns
+ * SUPERPAGE_GROWN with the PTE lock held again, or SUPERPAGE_GROW_BUSY
+ * with the PTE lock released and the folio unlocked: the fault looks
+ * again.
+ */
+static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
+						  struct folio *folio,
+						  struct superpage_span span,
+						  unsigned int i, bool zero,
+						  unsigned int *start,
+						  unsigned int *nr)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	unsigned long haddr = addr & HPAGE_PMD_MASK;
+	pte_t *table;
+	unsigned int j;
+	bool empty;
+
+	/* No PTE lock pins a mapping of the folio while it is dropped. */
+	folio_get(folio);
+	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	vmf->pte = NULL;
+	for (j = *start; j < *start + *nr; j++) {
+		clear_user_highpage(folio_page(folio, j), haddr + j * PAGE_SIZE);
+		cond_resched();
+	}
+
+	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
+	if (!vmf->pte)
+		goto busy;
+	table = vmf->pte - i;
+	if (check_stable_address_space(vma->vm_mm) ||
+	    !superpage_target_ok(vmf, zero) ||
+	    superpage_find_resv(vma, table, haddr, span, i, &empty) != folio ||
+	    superpage_subpage_usable(folio, folio_page(folio, i), 1) !=
+	    SUPERPAGE_GROWN) {
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		vmf->pte = NULL;
+		goto busy;
+	}
+	for (j = *start; j < *start + *nr; j++) {
+		if (j != i && !pte_none(ptep_get(table + j))) {
+			*start = i;
+			*nr = 1;
+			break;
+		}
+	}
+	/* Still mapped, under the PTE lock: not the last reference. */
+	folio_put(folio);
+	return SUPERPAGE_GROWN;
+
+busy:
+	folio_unlock(folio);
+	folio_put(folio);
+	return SUPERPAGE_GROW_BUSY;
+}
+
+/*
  * Map subpage @i of the reservation @folio at the faulting address, with
- * the rest of its cluster (superpage_cluster()).  Called with the PTE lock
+ * the rest of its cluster (superpage_cluster()); @zero: entry @i maps the
+ * zero page, which the new entry replaces.  Called with the PTE lock
  * held; returns with it released, and with the folio unlocked before it:
  * a fault of another thread in the range, waiting for the PTE lock, must
  * find the folio unlocked.  Returns SUPERPAGE_GROWN when the fault is
@@ -360,7 +471,8 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 					       struct folio *folio,
 					       struct superpage_span span,
-					       unsigned int i, vm_fault_t *ret)
+					       unsigned int i, bool zero,
+					       vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
@@ -376,7 +488,7 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	verdict = SUPERPAGE_GROW_BUSY;
 	if (!folio_trylock(folio))
 		goto unlock;
-	verdict = superpage_subpage_usable(folio, folio_page(folio, i));
+	verdict = superpage_subpage_usable(folio, folio_page(folio, i), 0);
 	if (verdict != SUPERPAGE_GROWN) {
 		folio_unlock(folio);
 		goto unlock;
@@ -386,12 +498,18 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		start = i;
 		nr = 1;
 	}
+	if (nr > 1) {
+		verdict = superpage_zero_cluster(vmf, folio, span, i, zero,
+						 &start, &nr);
+		if (verdict != SUPERPAGE_GROWN)
+			return verdict;
+		table = vmf->pte - i;
+	} else {
+		clear_user_highpage(folio_page(folio, i), addr);
+	}
 
 	/* The references of the new PTEs. */
 	folio_ref_add(folio, nr);
-	for (j = start; j < start + nr; j++)
-		clear_user_highpage(folio_page(folio, j),
-				    haddr + j * PAGE_SIZE);
 	/* The zeroes must be visible before the PTEs are. */
 	smp_wmb();
 	from = folio_nr_pages_mapped(folio);
@@ -404,6 +522,8 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		/* Mapped ahead, not yet used: old, for reclaim to see. */
 		if (j != i)
 			entry = pte_mkold(entry);
+		else if (zero)
+			ptep_clear_flush(vma, addr, table + i);
 		set_pte_at(vma->vm_mm, haddr + j * PAGE_SIZE, table + j, entry);
 	}
 	update_mmu_cache_range(vmf, vma, haddr + start * PAGE_SIZE,
@@ -432,12 +552,13 @@ unlock:
 	return verdict;
 }
 
+/* Does no entry of the range map a page (each none or the zero page)? */
 static bool superpage_range_empty(pte_t *table)
 {
 	int k;
 
 	for (k = 0; k < HPAGE_PMD_NR; k++)
-		if (!pte_none(ptep_get(table + k)))
+		if (!superpage_pte_unused(ptep_get(table + k)))
 			return false;
 	return true;
 }
@@ -464,11 +585,11 @@ static struct folio *superpage_resv_alloc_preempt(struct vm_area_struct *vma,
 
 /*
  * Create a reservation for the empty range at @haddr and map its subpage
- * @i.  Called without the PTE lock.  False: no order-9 page or no memcg
- * charge, go on with the usual path.
+ * @i (in place of the zero page if @zero).  Called without the PTE lock.
+ * False: no order-9 page or no memcg charge, go on with the usual path.
  */
 static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
-				  unsigned int i, vm_fault_t *ret)
+				  unsigned int i, bool zero, vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct mm_struct *mm = vma->vm_mm;
@@ -501,7 +622,8 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	vmf->pte = pte_offset_map_lock(mm, vmf->pmd, addr, &vmf->ptl);
 	if (!vmf->pte)
 		goto release;
-	if (!superpage_range_empty(vmf->pte - i)) {
+	if (!superpage_target_ok(vmf, zero) ||
+	    !superpage_range_empty(vmf->pte - i)) {
 		/* Lost a race: the refault finds the winner's reservation. */
 		update_mmu_tlb(vma, addr, vmf->pte);
 		goto unlock_release;
@@ -522,6 +644,8 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	deferred_split_folio(folio, true);
 	folio_add_lru_vma(folio, vma);
 	add_mm_counter(mm, MM_ANONPAGES, 1);
+	if (zero)
+		ptep_clear_flush(vma, addr, vmf->pte);
 	set_pte_at(mm, addr, vmf->pte, superpage_mk_pte(vmf, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
@@ -546,7 +670,12 @@ release:
  */
 #define SUPERPAGE_BUSY_TRIES	8
 
-bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
+/*
+ * The fault at vmf->address, whose entry is none, or maps the zero page
+ * (@zero, a write fault from wp_page_copy()).  Returns as
+ * superpage_anon_fault().
+ */
+static bool superpage_fault(struct vm_fault *vmf, bool zero, vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
@@ -558,11 +687,6 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 	int tries = 0;
 	bool empty;
 
-	if (!__superpage_vma_eligible(vma))
-		return false;
-	*ret = vmf_anon_prepare(vmf);
-	if (*ret)
-		return true;
 	span = superpage_vma_span(vma, haddr);
 
 again:
@@ -571,7 +695,7 @@ again:
 	if (!vmf->pte)
 		return true;
 	/* The fault raced with another one filling the PTE. */
-	if (!pte_none(ptep_get(vmf->pte))) {
+	if (!superpage_target_ok(vmf, zero)) {
 		update_mmu_tlb(vma, addr, vmf->pte);
 		pte_unmap_unlock(vmf->pte, vmf->ptl);
 		vmf->pte = NULL;
@@ -580,7 +704,7 @@ again:
 
 	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, &empty);
 	if (folio) {
-		verdict = superpage_resv_grow(vmf, folio, span, i, ret);
+		verdict = superpage_resv_grow(vmf, folio, span, i, zero, ret);
 		if (verdict == SUPERPAGE_GROWN)
 			return true;
 		if (verdict == SUPERPAGE_GROW_NO)
@@ -607,10 +731,49 @@ again:
 	if (!empty || !thp_vma_suitable_order(vma, haddr, PMD_ORDER))
 		return false;
 	/*
+	 * A read fault maps the zero page, as without reservations: no
+	 * memory is allocated or charged (overcommit does not account a
+	 * read-only or MAP_NORESERVE mapping), and the first write there
+	 * creates the reservation (superpage_wp_zero_fault()).
+	 */
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && !mm_forbids_zeropage(vma->vm_mm))
+		return false;
+	/*
 	 * Where do_huge_pmd_anonymous_page() would have run (the first fault
 	 * of a suitable range), khugepaged learns about the mm as it would
 	 * have there, for the ranges that fall back to 4 KiB pages.
 	 */
 	khugepaged_enter_vma(vma, vma->vm_flags);
-	return superpage_resv_create(vmf, haddr, i, ret);
+	return superpage_resv_create(vmf, haddr, i, zero, ret);
+}
+
+bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
+{
+	if (!__superpage_vma_eligible(vmf->vma))
+		return false;
+	*ret = vmf_anon_prepare(vmf);
+	if (*ret)
+		return true;
+	return superpage_fault(vmf, false, ret);
+}
+
+bool __superpage_wp_zero_fault(struct vm_fault *vmf, vm_fault_t *ret)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	struct mmu_notifier_range range;
+	bool handled;
+
+	/* A write that makes the page writable: no unshare, no FOLL_FORCE. */
+	if (!(vmf->flags & FAULT_FLAG_WRITE) || !(vma->vm_flags & VM_WRITE))
+		return false;
+	if (!__superpage_vma_eligible(vma))
+		return false;
+	/* Secondary MMUs may map the zero page: as wp_page_copy() does. */
+	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, vma->vm_mm, addr,
+				addr + PAGE_SIZE);
+	mmu_notifier_invalidate_range_start(&range);
+	handled = superpage_fault(vmf, true, ret);
+	mmu_notifier_invalidate_range_end(&range);
+	return handled;
 }

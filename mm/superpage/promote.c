@@ -29,15 +29,22 @@
  *   zeroed, and they were unmapped anyway.
  *
  * Locking
- *   As khugepaged's collapse_huge_page(): the mmap write lock (no fault
+ *   First, under the mmap read lock (by trylock): the candidate's
+ *   reference, folio_trylock() (reclaim, migration, KSM, split and every
+ *   fault that would map a subpage of it), the reference check, and the
+ *   zeroing of the holes, so that up to 2 MiB of clearing never runs while
+ *   faults are stopped.  No fault can map a hole while the folio is
+ *   locked, so a zeroed hole stays zeroed; a subpage zapped later becomes a
+ *   hole that is zeroed in the second step.  Then, the folio still locked,
+ *   as khugepaged's collapse_huge_page(): the mmap write lock (no fault
  *   under the mmap lock, no GUP, no zap), but only by trylock, retried for
  *   about 20 ms: the daemon must not sleep behind one mm's holder for as
- *   long as it holds the lock; then vma_start_write() (faults
- *   and UFFDIO_MOVE under the per-VMA lock), then folio_trylock() (reclaim,
- *   migration, KSM and split).  From there no subpage can be mapped or
- *   unmapped, so the reference check before the holes are zeroed is exact
- *   for them.  Then the anon_vma write lock (rmap walkers), the mmu
- *   notifiers, and the PMD lock to clear the PMD.  After
+ *   long as it holds the lock; then vma_start_write() (faults and
+ *   UFFDIO_MOVE under the per-VMA lock).  The candidate is looked up again
+ *   and must be the same folio.  From there no subpage can be mapped or
+ *   unmapped, so the reference check before the remaining holes are zeroed
+ *   is exact for them.  Then the anon_vma write lock (rmap walkers), the
+ *   mmu notifiers, and the PMD lock to clear the PMD.  After
  *   pmdp_collapse_flush() and tlb_remove_table_sync_one() no CPU and no
  *   GUP-fast walker can reach the old table, whose entries are then checked
  *   and cleared under its own PTE lock.
@@ -88,17 +95,18 @@ static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
  * with the mmap lock held; the verdict is a hint until superpage_promote()
  * has checked every entry.
  *
- * With @get, a reference is taken on the folio.  A fault that grows the
- * reservation meanwhile would see that reference, take the subpage for
- * pinned and map a 4 KiB page of its own there, which no promotion can
- * absorb later: so @get only with the VMA write-locked (vma_start_write()),
- * when no fault can be in the VMA.
+ * With @lock, the folio is locked (by trylock) and a reference taken, both
+ * under the PTE lock: a fault that grows the reservation takes the folio
+ * lock by trylock under the same PTE lock, so it sees either neither or
+ * both, never a bare reference (which it would take for a pin, and
+ * eventually map a 4 KiB page of its own in the range, which no promotion
+ * can absorb).  A contended folio lock gives ERR_PTR(-EBUSY).
  *
- * Return: the folio (with a reference if @get), or NULL.
+ * Return: the folio (locked and referenced if @lock), an error, or NULL.
  */
 static struct folio *superpage_candidate(struct vm_area_struct *vma,
 					 unsigned long haddr,
-					 unsigned int threshold, bool get)
+					 unsigned int threshold, bool lock)
 {
 	pmd_t *pmd = superpage_pte_table(vma->vm_mm, haddr);
 	struct folio *folio = NULL;
@@ -114,7 +122,9 @@ static struct folio *superpage_candidate(struct vm_area_struct *vma,
 		return NULL;
 	for (k = 0; k < HPAGE_PMD_NR; k++) {
 		pte = ptep_get(start + k);
-		if (pte_none(pte))
+		/* A hole: none, or the zero page of a read fault. */
+		if (pte_none(pte) ||
+		    (pte_present(pte) && is_zero_pfn(pte_pfn(pte))))
 			continue;
 		if (!pte_present(pte) || pte_protnone(pte) || pte_special(pte))
 			break;
@@ -143,8 +153,13 @@ static struct folio *superpage_candidate(struct vm_area_struct *vma,
 		folio = NULL;
 		goto out;
 	}
-	if (get)
+	if (lock) {
+		if (!folio_trylock(folio)) {
+			folio = ERR_PTR(-EBUSY);
+			goto out;
+		}
 		folio_get(folio);
+	}
 out:
 	pte_unmap_unlock(start, ptl);
 	return folio;
@@ -166,10 +181,13 @@ bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
 }
 
 /*
- * Zero the subpages of @folio that no PTE maps.  With the mmap write lock
- * and the folio lock held, nothing can map them meanwhile.
+ * Zero the subpages of @folio that no PTE maps, except those already
+ * zeroed (set in @zeroed), and set them in @zeroed.  With the folio lock
+ * held no fault can map them meanwhile (fault.c maps a subpage only with
+ * the folio locked).  Returns how many subpages are holes now.
  */
-static unsigned int superpage_zero_holes(struct folio *folio)
+static unsigned int superpage_zero_holes(struct folio *folio,
+					 unsigned long *zeroed)
 {
 	unsigned int k, holes = 0;
 
@@ -178,11 +196,83 @@ static unsigned int superpage_zero_holes(struct folio *folio)
 
 		if (atomic_read(&page->_mapcount) != -1)
 			continue;
-		clear_highpage(page);
 		holes++;
+		if (test_bit(k, zeroed))
+			continue;
+		clear_highpage(page);
+		__set_bit(k, zeroed);
 		cond_resched();
 	}
 	return holes;
+}
+
+/*
+ * A hole may be a zapped subpage that a pipe or a pin still holds: zeroing
+ * it would change what they see.  No new reference to a hole can appear
+ * while the folio is locked (nothing maps it), so this check, with the
+ * caller's one reference, comes before zeroing.
+ */
+static bool superpage_folio_pinned(struct folio *folio)
+{
+	return folio_maybe_dma_pinned(folio) ||
+	       folio_ref_count(folio) != folio_mapcount(folio) + 1;
+}
+
+static bool superpage_folio_unusable(struct folio *folio)
+{
+	return folio_test_swapcache(folio) || folio_test_writeback(folio) ||
+	       !folio_test_swapbacked(folio) ||
+	       folio_test_has_hwpoisoned(folio);
+}
+
+/*
+ * The first step of a promotion, under the mmap read lock only: find the
+ * candidate of the range at @haddr, lock it, and zero its holes (up to
+ * 2 MiB of clearing) while faults elsewhere in the mm go on.  Returns the
+ * folio, locked and with a reference, its zeroed holes set in @zeroed; or
+ * NULL with *@ret saying why not.
+ */
+static struct folio *superpage_promote_prepare(struct mm_struct *mm,
+					       unsigned long haddr,
+					       unsigned int threshold,
+					       unsigned long *zeroed,
+					       enum superpage_promote_result *ret)
+{
+	struct vm_area_struct *vma;
+	struct folio *folio = NULL;
+
+	*ret = SUPERPAGE_PROMOTE_BUSY;
+	if (!mmap_read_trylock(mm))
+		return NULL;
+	*ret = SUPERPAGE_PROMOTE_NONE;
+	vma = vma_lookup(mm, haddr);
+	if (!vma || !range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) ||
+	    !vma->anon_vma || !__superpage_vma_eligible(vma))
+		goto out;
+	folio = superpage_candidate(vma, haddr, threshold, true);
+	if (IS_ERR(folio))
+		*ret = SUPERPAGE_PROMOTE_BUSY;
+	if (IS_ERR_OR_NULL(folio)) {
+		folio = NULL;
+		goto out;
+	}
+	*ret = SUPERPAGE_PROMOTE_CHANGED;
+	if (superpage_folio_unusable(folio))
+		goto out_unlock;
+	*ret = SUPERPAGE_PROMOTE_PINNED;
+	if (superpage_folio_pinned(folio))
+		goto out_unlock;
+	superpage_zero_holes(folio, zeroed);
+	mmap_read_unlock(mm);
+	return folio;
+
+out_unlock:
+	folio_unlock(folio);
+	folio_put(folio);
+	folio = NULL;
+out:
+	mmap_read_unlock(mm);
+	return folio;
 }
 
 struct superpage_ptes {
@@ -340,7 +430,9 @@ static bool superpage_mmap_write_lock(struct mm_struct *mm)
  * @mm: the address space, pinned by the caller (mmget)
  * @haddr: the 2 MiB-aligned start of the range
  *
- * Takes and releases the mmap write lock, or gives up with
+ * Locks the candidate and zeroes its holes under the mmap read lock
+ * (superpage_promote_prepare()); then, with the folio still locked, takes
+ * and releases the mmap write lock, or gives up with
  * SUPERPAGE_PROMOTE_BUSY if it stays contended for about 20 ms (see
  * superpage_mmap_write_lock()).  The range is promoted if it lies
  * in one eligible VMA and superpage_candidate() finds a reservation
@@ -356,6 +448,7 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	enum superpage_promote_result ret = SUPERPAGE_PROMOTE_NONE;
 	struct mmu_notifier_range range;
 	struct vm_area_struct *vma;
+	DECLARE_BITMAP(zeroed, HPAGE_PMD_NR);
 	struct superpage_ptes s;
 	spinlock_t *pml, *ptl;
 	struct folio *folio;
@@ -363,10 +456,19 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	pmd_t *pmd, _pmd, entry;
 	pte_t *pte;
 
+	bitmap_zero(zeroed, HPAGE_PMD_NR);
+	folio = superpage_promote_prepare(mm, haddr, threshold, zeroed, &ret);
+	if (!folio)
+		goto out_count;
+	/*
+	 * Trylock only, with the folio locked: a task holding the mmap lock
+	 * never waits for this folio's lock (faults take it by trylock).
+	 */
 	if (!superpage_mmap_write_lock(mm)) {
 		ret = SUPERPAGE_PROMOTE_BUSY;
-		goto out_count;
+		goto out_unlock;
 	}
+	ret = SUPERPAGE_PROMOTE_NONE;
 	/* The OOM reaper may be tearing the address space down. */
 	if (check_stable_address_space(mm))
 		goto out_mmap;
@@ -375,40 +477,28 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	    !vma->anon_vma || !__superpage_vma_eligible(vma))
 		goto out_mmap;
 	/*
-	 * Before the candidate's reference and any check: per-VMA-lock faults
-	 * could unmap a subpage, or see our reference and fall back to a
-	 * 4 KiB page in the range (superpage_candidate()).
+	 * Before the checks: per-VMA-lock faults could unmap a subpage
+	 * (superpage_candidate()).  Their faults in this range take the
+	 * folio lock by trylock only, so none of them holds the VMA lock
+	 * while it waits for ours.
 	 */
 	vma_start_write(vma);
-	folio = superpage_candidate(vma, haddr, threshold, true);
-	if (!folio)
+	/* The range may have been unmapped or remapped meanwhile. */
+	ret = SUPERPAGE_PROMOTE_CHANGED;
+	if (superpage_candidate(vma, haddr, threshold, false) != folio)
 		goto out_mmap;
 	/* Stable: page tables are freed under the mmap write lock only. */
 	pmd = superpage_pte_table(mm, haddr);
-	if (WARN_ON_ONCE(!pmd)) {
-		ret = SUPERPAGE_PROMOTE_CHANGED;
-		goto out_put;
-	}
-
-	ret = SUPERPAGE_PROMOTE_BUSY;
-	if (!folio_trylock(folio))
-		goto out_put;
-	ret = SUPERPAGE_PROMOTE_CHANGED;
-	if (folio_test_swapcache(folio) || folio_test_writeback(folio) ||
-	    !folio_test_swapbacked(folio) || folio_test_has_hwpoisoned(folio))
-		goto out_unlock;
-
-	/*
-	 * A hole may be a zapped subpage that a pipe or a pin still holds:
-	 * zeroing it would change what they see.  No new reference to a hole
-	 * can appear now (nothing maps it), so check before zeroing.
-	 */
+	if (WARN_ON_ONCE(!pmd))
+		goto out_mmap;
+	if (superpage_folio_unusable(folio))
+		goto out_mmap;
+	/* Subpages zapped since the first check are holes to zero too. */
 	ret = SUPERPAGE_PROMOTE_PINNED;
-	if (folio_maybe_dma_pinned(folio) ||
-	    folio_ref_count(folio) != folio_mapcount(folio) + 1)
-		goto out_unlock;
+	if (superpage_folio_pinned(folio))
+		goto out_mmap;
 
-	holes = superpage_zero_holes(folio);
+	holes = superpage_zero_holes(folio, zeroed);
 	anon_vma_lock_write(vma->anon_vma);
 	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, mm, haddr,
 				haddr + HPAGE_PMD_SIZE);
@@ -445,7 +535,7 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	update_mmu_cache_pmd(vma, haddr, pmd);
 	spin_unlock(pml);
 	anon_vma_unlock_write(vma->anon_vma);
-	goto out_unlock;
+	goto out_mmap;
 
 out_restore:
 	/* As collapse_huge_page(): a page table is restored, never set_pmd_at. */
@@ -454,12 +544,11 @@ out_restore:
 	pmd_populate(mm, pmd, pmd_pgtable(_pmd));
 	spin_unlock(pml);
 	anon_vma_unlock_write(vma->anon_vma);
-out_unlock:
-	folio_unlock(folio);
-out_put:
-	folio_put(folio);
 out_mmap:
 	mmap_write_unlock(mm);
+out_unlock:
+	folio_unlock(folio);
+	folio_put(folio);
 out_count:
 	superpage_count_promote(ret);
 	return ret;

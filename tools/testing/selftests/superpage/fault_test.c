@@ -215,33 +215,91 @@ TEST_F(fault_nocluster, contiguity_random_order)
 }
 
 /*
- * A read fault reserves too: it maps a subpage of the reservation (PFN
- * base + index, not the zero page), and every byte of it reads zero.
+ * Read faults allocate nothing: in a range without a reservation they map
+ * the zero page, as without the feature (the same PFN for every page, no
+ * RSS, no reservation), so that a MAP_NORESERVE or read-only mapping,
+ * which overcommit does not account, is not charged 2 MiB for a read.
+ * The first write then creates the reservation in place of the zero page
+ * (PFN base + index, 2 MiB-aligned base), the written page reads its byte
+ * and zeroes, and writes to the rest fill the same reservation.
  */
-TEST_F(fault, read_fault_reserves)
+TEST_F(fault, read_fault_maps_zero_page)
 {
-	char *p = sp_map_aligned(SP_HPAGE);
-	const char *v = p;
-	uint64_t base;
+	char *p = mmap(NULL, 2 * SP_HPAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint64_t zero, base, pfn;
 	long off;
 	int k;
 
-	ASSERT_NE(NULL, p);
-	for (k = 0; k < SP_NR; k += 7) {
-		off = sp_first_nonzero(v + k * SP_PAGE, SP_PAGE);
+	ASSERT_NE(MAP_FAILED, p);
+	p = (char *)(((uintptr_t)p + SP_HPAGE - 1) & ~(SP_HPAGE - 1));
+	for (k = 0; k < SP_NR; k++) {
+		off = sp_first_nonzero(p + k * SP_PAGE, SP_PAGE);
 		ASSERT_EQ(-1, off) TH_LOG("page %d, byte %ld", k, off);
 	}
-	ASSERT_EQ(0, sp_check_contiguous(p, SP_NR, &base));
-	ASSERT_NE(0, base);
-	EXPECT_EQ(0, base % SP_NR);
-	for (k = 0; k < SP_NR; k += 7) {
-		ASSERT_EQ(base + k, sp_pfn(p + k * SP_PAGE))
+	zero = sp_pfn(p);
+	ASSERT_NE(0, zero);
+	for (k = 0; k < SP_NR; k++) {
+		pfn = sp_pfn(p + k * SP_PAGE);
+		ASSERT_EQ(zero, pfn)
+			TH_LOG("read page %d maps PFN %#llx, page 0 %#llx", k,
+			       (unsigned long long)pfn,
+			       (unsigned long long)zero);
+	}
+	EXPECT_EQ(0, sp_smaps_kb(p, "Rss"))
+		TH_LOG("read faults made %ld kB resident", sp_smaps_kb(p, "Rss"));
+	expect_deltas(_metadata, &self->before, 0, 0, 0);
+
+	p[5 * SP_PAGE] = 1;
+	base = sp_pfn(p + 5 * SP_PAGE) - 5;
+	EXPECT_NE(zero, base + 5);
+	EXPECT_EQ(0, base % SP_NR)
+		TH_LOG("the first write maps PFN %#llx, not a reservation's",
+		       (unsigned long long)base + 5);
+	EXPECT_EQ(-1, sp_first_nonzero(p + 5 * SP_PAGE + 1, SP_PAGE - 1));
+	expect_deltas(_metadata, &self->before, 1, -1, 0);
+	for (k = 0; k < SP_NR; k++)
+		p[k * SP_PAGE] = (char)k;
+	for (k = 0; k < SP_NR; k++) {
+		pfn = sp_pfn(p + k * SP_PAGE);
+		ASSERT_EQ(base + k, pfn)
+			TH_LOG("page %d written after a read: PFN %#llx, want %#llx",
+			       k, (unsigned long long)pfn,
+			       (unsigned long long)base + k);
+		ASSERT_EQ((char)k, p[k * SP_PAGE]);
+		off = sp_first_nonzero(p + k * SP_PAGE + 1, SP_PAGE - 1);
+		ASSERT_EQ(-1, off) TH_LOG("page %d, byte %ld", k, off + 1);
+	}
+	expect_deltas(_metadata, &self->before, 1, -1, 0);
+	munmap(p, 2 * SP_HPAGE);
+}
+
+/*
+ * A read-only private mapping is not accounted by overcommit: reading it
+ * maps the zero page and creates no reservation.  Made writable, its first
+ * write creates one.
+ */
+TEST_F(fault, read_only_mapping_reserves_nothing)
+{
+	char *p = sp_map_aligned(SP_HPAGE);
+	uint64_t zero;
+	int k;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, mprotect(p, SP_HPAGE, PROT_READ));
+	for (k = 0; k < SP_NR; k += 3)
+		ASSERT_EQ(0, sp_load(p + k * SP_PAGE));
+	zero = sp_pfn(p);
+	for (k = 0; k < SP_NR; k += 3) {
+		ASSERT_EQ(zero, sp_pfn(p + k * SP_PAGE))
 			TH_LOG("page %d", k);
 	}
-	p[5 * SP_PAGE] = 1;
-	ASSERT_EQ(base + 5, sp_pfn(p + 5 * SP_PAGE));
-	EXPECT_EQ(-1, sp_first_nonzero(v + 5 * SP_PAGE + 1, SP_PAGE - 1));
-	expect_deltas(_metadata, &self->before, 1, sp_resv_mapped(p, base) - 1, 0);
+	EXPECT_EQ(0, sp_smaps_kb(p, "Rss"));
+	expect_deltas(_metadata, &self->before, 0, 0, 0);
+	ASSERT_EQ(0, mprotect(p, SP_HPAGE, PROT_READ | PROT_WRITE));
+	p[3 * SP_PAGE] = 1;
+	EXPECT_EQ(3, sp_pfn(p + 3 * SP_PAGE) % SP_NR);
+	expect_deltas(_metadata, &self->before, 1, -1, 0);
 	munmap(p, SP_HPAGE);
 }
 
@@ -772,14 +830,26 @@ TEST_F(fault, mprotect_part)
 	munmap(p, SP_HPAGE);
 }
 
-/* mlock populates the whole range from one reservation. */
+/* Mlocked in kB, with the per-CPU deltas folded in. */
+static long sp_mlocked_kb(void)
+{
+	sp_write_file("/proc/sys/vm/stat_refresh", "1");
+	return sp_meminfo_kb("Mlocked");
+}
+
+/*
+ * mlock populates the whole range from one reservation, and Mlocked grows
+ * by the range: every page of it is mapped.
+ */
 TEST_F(fault, mlock_fills_reservation)
 {
 	char *p = sp_map_aligned(SP_HPAGE);
+	long mlocked;
 	int k;
 
 	ASSERT_NE(NULL, p);
 	p[0] = 1;
+	mlocked = sp_mlocked_kb();
 	if (mlock(p, SP_HPAGE))
 		SKIP(return, "mlock: %s", strerror(errno));
 	for (k = 0; k < SP_NR; k++) {
@@ -789,9 +859,49 @@ TEST_F(fault, mlock_fills_reservation)
 	ASSERT_EQ(0, sp_check_contiguous(p, SP_NR, NULL));
 	EXPECT_EQ(1, p[0]);
 	EXPECT_EQ(0, p[SP_HPAGE - 1]);
+	EXPECT_EQ(SP_HPAGE >> 10, sp_mlocked_kb() - mlocked);
 	expect_deltas(_metadata, &self->before, 1, SP_NR - 1, -1);
 	munlock(p, SP_HPAGE);
+	EXPECT_EQ(0, sp_mlocked_kb() - mlocked);
 	munmap(p, SP_HPAGE);
+}
+
+/*
+ * MLOCK_ONFAULT locks what is touched: Mlocked grows by the touched pages
+ * only, not by 2 MiB per range, and no reservation is made.
+ */
+TEST_F(fault, mlock_onfault_counts_touched_pages)
+{
+	size_t size = 4 * SP_HPAGE;
+	char *p = sp_map_aligned(size), thp[128] = "";
+	long mlocked, delta;
+	int r, k, touched = 0, always;
+
+	ASSERT_NE(NULL, p);
+	if (syscall(SYS_mlock2, p, size, 1 /* MLOCK_ONFAULT */))
+		SKIP(return, "mlock2(MLOCK_ONFAULT): %s", strerror(errno));
+	/* THP "always" would lock 2 MiB per range here, as without us. */
+	always = sp_read_file(SP_THP_ENABLED, thp, sizeof(thp)) > 0 &&
+		 strstr(thp, "[always]");
+	if (always)
+		sp_write_file(SP_THP_ENABLED, "madvise");
+	mlocked = sp_mlocked_kb();
+	for (r = 0; r < 4; r++) {
+		for (k = 0; k <= r; k++) {
+			p[r * SP_HPAGE + k * 5 * SP_PAGE] = 1;
+			touched++;
+		}
+	}
+	delta = sp_mlocked_kb() - mlocked;
+	EXPECT_EQ(touched * (long)(SP_PAGE >> 10), delta)
+		TH_LOG("Mlocked grew by %ld kB for %d touched pages", delta,
+		       touched);
+	expect_deltas(_metadata, &self->before, 0, 0, -1);
+	munlock(p, size);
+	EXPECT_EQ(0, sp_mlocked_kb() - mlocked);
+	munmap(p, size);
+	if (always)
+		sp_write_file(SP_THP_ENABLED, "always");
 }
 
 /*

@@ -525,9 +525,9 @@ TEST_F(promote_nocluster, nohugepage_not_promoted)
  * two VMAs (the upper half made read-only after the reservation was
  * created, then filled by read faults), which keeps the daemon off it;
  * making the upper half writable again merges the VMAs.  The reservation
- * is created by a read of the first page of the upper half, so that the
- * read-only piece holds one of its pages: a fault looks for the
- * reservation in its own VMA only.
+ * is created by a write (of a zero) to the first page of the upper half,
+ * so that the read-only piece holds one of its pages: a fault looks for
+ * the reservation in its own VMA only (and a read fault creates none).
  */
 TEST_F(promote, pinned_page_delays_promotion)
 {
@@ -537,7 +537,7 @@ TEST_F(promote, pinned_page_delays_promotion)
 
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, pipe(fds));
-	ASSERT_EQ(0, sp_load(p + SP_HPAGE / 2));
+	*(volatile char *)(p + SP_HPAGE / 2) = 0;
 	sp_fill(p, SP_NR / 2, 9);
 	ASSERT_EQ(0, mprotect(p + SP_HPAGE / 2, SP_HPAGE / 2, PROT_READ));
 	for (k = SP_NR / 2; k < SP_NR; k++)
@@ -569,7 +569,7 @@ TEST_F(promote, pinned_page_delays_promotion)
  * that only the scan can find (it filled while split across two VMAs, so
  * its hint found nothing to promote) waits; writing a short period makes
  * the daemon scan now.  As above, the read-only piece holds a page of the
- * reservation (its first) before it is split off.
+ * reservation (its first, written) before it is split off.
  */
 TEST_F(promote, scan_sleep_change_takes_effect)
 {
@@ -579,7 +579,7 @@ TEST_F(promote, scan_sleep_change_takes_effect)
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 3600000));
 	usleep(SP_QUIET_MS * 1000);
-	ASSERT_EQ(0, sp_load(p + SP_HPAGE / 2));
+	*(volatile char *)(p + SP_HPAGE / 2) = 0;
 	sp_fill(p, SP_NR / 2, 11);
 	ASSERT_EQ(0, mprotect(p + SP_HPAGE / 2, SP_HPAGE / 2, PROT_READ));
 	for (k = SP_NR / 2; k < SP_NR; k++)

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reservation-based transparent superpages: in-place promotion.
+ *
+ * What this file does
+ *   superpage_promote() rewrites a 2 MiB range whose reservation (one
+ *   order-9 anonymous folio, PTE-mapped subpage by subpage by fault.c) is
+ *   populated enough into one PMD mapping of the same folio.  Nothing is
+ *   copied: the PFNs before and after are the same.  Unpopulated subpages
+ *   (holes; only when vm.superpage_promote_threshold is below 512) are
+ *   zeroed in place first.  The page table that held the 512 PTEs is
+ *   emptied and deposited, as for a THP, so that a later PMD split needs no
+ *   allocation.
+ *
+ * Invariants (all checked on the detached page table, where they are exact)
+ *   P1 each entry is none, the zero page, or a present PTE of subpage k of
+ *      the folio at index k, PageAnonExclusive and mapped once (_mapcount
+ *      0); no swap, migration, uffd-wp or NUMA-hinting entry;
+ *   P2 a hole's subpage is mapped nowhere (_mapcount -1);
+ *   P3 folio_mapcount() is the number of present entries and the only
+ *      other reference is ours: no GUP pin, no I/O, no other process, so
+ *      the PMD may take PageAnonExclusive (RMAP_EXCLUSIVE) and the tail
+ *      pages must lose theirs (a later non-exclusive PMD split re-adds the
+ *      PTE mappings without it);
+ *   P4 the PMD gets write permission only if every present PTE had it,
+ *      dirty if any was dirty or a hole was zeroed, young if any was
+ *      young, soft-dirty if any was.
+ *   On any failure the page table is put back as it was: only holes were
+ *   zeroed, and they were unmapped anyway.
+ *
+ * Locking
+ *   As khugepaged's collapse_huge_page(): the mmap write lock (no fault
+ *   under the mmap lock, no GUP, no zap), but only by trylock, retried for
+ *   about 20 ms: the daemon must not sleep behind one mm's holder for as
+ *   long as it holds the lock; then vma_start_write() (faults
+ *   and UFFDIO_MOVE under the per-VMA lock), then folio_trylock() (reclaim,
+ *   migration, KSM and split).  From there no subpage can be mapped or
+ *   unmapped, so the reference check before the holes are zeroed is exact
+ *   for them.  Then the anon_vma write lock (rmap walkers), the mmu
+ *   notifiers, and the PMD lock to clear the PMD.  After
+ *   pmdp_collapse_flush() and tlb_remove_table_sync_one() no CPU and no
+ *   GUP-fast walker can reach the old table, whose entries are then checked
+ *   and cleared under its own PTE lock.
+ */
+#include <linux/delay.h>
+#include <linux/highmem.h>
+#include <linux/huge_mm.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/oom.h>
+#include <linux/pgalloc.h>
+#include <linux/pgtable.h>
+#include <linux/rmap.h>
+#include <linux/superpage.h>
+#include <linux/vmstat.h>
+#include <asm/tlb.h>
+
+#include "../internal.h"
+#include "internal.h"
+
+/* The PMD at @haddr if it points to a page table, else NULL. */
+static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
+{
+	pmd_t *pmd = mm_find_pmd(mm, haddr);
+	pmd_t pmdval;
+
+	if (!pmd)
+		return NULL;
+	pmdval = pmdp_get_lockless(pmd);
+	if (pmd_none(pmdval) || !pmd_present(pmdval) ||
+	    pmd_trans_huge(pmdval) || pmd_bad(pmdval))
+		return NULL;
+	return pmd;
+}
+
+/**
+ * superpage_candidate() - the promotable reservation of a range
+ * @vma: the VMA, which covers the whole range
+ * @haddr: the 2 MiB-aligned start of the range
+ * @threshold: how many subpages must be mapped
+ *
+ * The first present PTE of the range decides: it must map subpage k of an
+ * exclusive, PTE-mapped, order-9 anonymous folio of this VMA's anon_vma at
+ * index k, with at least @threshold subpages mapped, all by this range
+ * (none shared after fork, none mapped elsewhere after mremap).  A folio
+ * that is not a reservation (a superpage demoted by reclaim) is promoted
+ * again only once memory is no longer short (superpage_under_pressure()).  Called
+ * with the mmap lock held; the verdict is a hint until superpage_promote()
+ * has checked every entry.
+ *
+ * With @get, a reference is taken on the folio.  A fault that grows the
+ * reservation meanwhile would see that reference, take the subpage for
+ * pinned and map a 4 KiB page of its own there, which no promotion can
+ * absorb later: so @get only with the VMA write-locked (vma_start_write()),
+ * when no fault can be in the VMA.
+ *
+ * Return: the folio (with a reference if @get), or NULL.
+ */
+static struct folio *superpage_candidate(struct vm_area_struct *vma,
+					 unsigned long haddr,
+					 unsigned int threshold, bool get)
+{
+	pmd_t *pmd = superpage_pte_table(vma->vm_mm, haddr);
+	struct folio *folio = NULL;
+	struct page *page = NULL;
+	spinlock_t *ptl;	/* of the range's page table */
+	pte_t *start, pte;
+	int nr, k;
+
+	if (!pmd)
+		return NULL;
+	start = pte_offset_map_lock(vma->vm_mm, pmd, haddr, &ptl);
+	if (!start)
+		return NULL;
+	for (k = 0; k < HPAGE_PMD_NR; k++) {
+		pte = ptep_get(start + k);
+		if (pte_none(pte))
+			continue;
+		if (!pte_present(pte) || pte_protnone(pte) || pte_special(pte))
+			break;
+		page = vm_normal_page(vma, haddr + k * PAGE_SIZE, pte);
+		break;
+	}
+	if (!page)
+		goto out;
+	folio = page_folio(page);
+	if (folio_order(folio) != HPAGE_PMD_ORDER || !folio_test_anon(folio) ||
+	    folio_test_ksm(folio) || folio_entire_mapcount(folio) ||
+	    folio_page_idx(folio, page) != k || !PageAnonExclusive(page) ||
+	    folio_anon_vma(folio) != vma->anon_vma ||
+	    folio->index != linear_page_index(vma, haddr)) {
+		folio = NULL;
+		goto out;
+	}
+	nr = folio_nr_pages_mapped(folio);
+	if (nr < threshold || folio_mapcount(folio) != nr) {
+		folio = NULL;
+		goto out;
+	}
+	/* A demoted superpage waits for the end of the pressure (demote.c). */
+	if (!folio_test_superpage_resv(folio) &&
+	    superpage_under_pressure(folio)) {
+		folio = NULL;
+		goto out;
+	}
+	if (get)
+		folio_get(folio);
+out:
+	pte_unmap_unlock(start, ptl);
+	return folio;
+}
+
+/**
+ * superpage_promote_ready() - does a range hold a promotable reservation?
+ * @vma: the VMA, which covers the whole range
+ * @haddr: the 2 MiB-aligned start of the range
+ * @threshold: how many subpages must be mapped
+ *
+ * For the scan, under the mmap read lock: superpage_candidate() without a
+ * reference, so that faults in the range never see one.
+ */
+bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
+			     unsigned int threshold)
+{
+	return superpage_candidate(vma, haddr, threshold, false);
+}
+
+/*
+ * Zero the subpages of @folio that no PTE maps.  With the mmap write lock
+ * and the folio lock held, nothing can map them meanwhile.
+ */
+static unsigned int superpage_zero_holes(struct folio *folio)
+{
+	unsigned int k, holes = 0;
+
+	for (k = 0; k < HPAGE_PMD_NR; k++) {
+		struct page *page = folio_page(folio, k);
+
+		if (atomic_read(&page->_mapcount) != -1)
+			continue;
+		clear_highpage(page);
+		holes++;
+		cond_resched();
+	}
+	return holes;
+}
+
+struct superpage_ptes {
+	unsigned int present;
+	bool all_write, dirty, young, soft_dirty;
+};
+
+/*
+ * P1 and P2 for the detached table @pte of @folio, collecting the PTE
+ * bits for P4.  Called with the table's PTE lock held.
+ */
+static enum superpage_promote_result
+superpage_check_ptes(struct vm_area_struct *vma, unsigned long haddr,
+		     pte_t *pte, struct folio *folio, struct superpage_ptes *s)
+{
+	unsigned int k;
+
+	*s = (struct superpage_ptes){ .all_write = true };
+	for (k = 0; k < HPAGE_PMD_NR; k++) {
+		struct page *sub = folio_page(folio, k);
+		pte_t entry = ptep_get(pte + k);
+
+		if (pte_none(entry) ||
+		    (pte_present(entry) && is_zero_pfn(pte_pfn(entry)))) {
+			if (atomic_read(&sub->_mapcount) != -1)
+				return SUPERPAGE_PROMOTE_CHANGED;
+			continue;
+		}
+		if (!pte_present(entry) || pte_protnone(entry) ||
+		    pte_uffd_wp(entry))
+			return SUPERPAGE_PROMOTE_CHANGED;
+		if (pte_pfn(entry) != folio_pfn(folio) + k ||
+		    vm_normal_page(vma, haddr + k * PAGE_SIZE, entry) != sub ||
+		    !PageAnonExclusive(sub) ||
+		    atomic_read(&sub->_mapcount) != 0)
+			return SUPERPAGE_PROMOTE_CHANGED;
+		s->present++;
+		s->all_write &= pte_write(entry);
+		s->dirty |= pte_dirty(entry);
+		s->young |= pte_young(entry);
+		s->soft_dirty |= pte_soft_dirty(entry);
+	}
+	if (!s->present)
+		return SUPERPAGE_PROMOTE_CHANGED;
+	/* P3; the references: one per PTE and ours. */
+	if (folio_mapcount(folio) != s->present)
+		return SUPERPAGE_PROMOTE_CHANGED;
+	if (folio_maybe_dma_pinned(folio) ||
+	    folio_ref_count(folio) != s->present + 1)
+		return SUPERPAGE_PROMOTE_PINNED;
+	return SUPERPAGE_PROMOTED;
+}
+
+/*
+ * Swap the PTE mappings of the detached table @pte for a PMD mapping of
+ * @folio, keeping the counts of P3.  Called with the table's PTE lock held;
+ * the PMD is still clear.
+ */
+static pmd_t superpage_switch_rmap(struct vm_area_struct *vma,
+				   unsigned long haddr, pte_t *pte,
+				   struct folio *folio,
+				   const struct superpage_ptes *s,
+				   unsigned int holes)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned int k, run = 0;
+	pmd_t entry;
+
+	entry = mk_huge_pmd(&folio->page, vma->vm_page_prot);
+	if (s->all_write && (vma->vm_flags & VM_WRITE))
+		entry = pmd_mkwrite(entry, vma);
+	if (s->dirty || holes)
+		entry = pmd_mkdirty(entry);
+	if (s->soft_dirty)
+		entry = pmd_mksoft_dirty(entry);
+	entry = s->young ? pmd_mkyoung(entry) : pmd_mkold(entry);
+
+	/*
+	 * The PMD mapping first: the folio's mapcount never drops to zero and
+	 * the PTE removals below account nothing and queue nothing.
+	 */
+	folio_add_anon_rmap_pmd(folio, &folio->page, vma, haddr, RMAP_EXCLUSIVE);
+	for (k = 0; k <= HPAGE_PMD_NR; k++) {
+		pte_t e = k < HPAGE_PMD_NR ? ptep_get(pte + k) : __pte(0);
+		bool mapped = !pte_none(e) && !is_zero_pfn(pte_pfn(e));
+
+		if (mapped) {
+			run++;
+		} else if (run) {
+			folio_remove_rmap_ptes(folio, folio_page(folio, k - run),
+					       run, vma);
+			run = 0;
+		}
+		if (k < HPAGE_PMD_NR && !pte_none(e))
+			ptep_clear(mm, haddr + k * PAGE_SIZE, pte + k);
+	}
+	/* The removals munlock an mlocked folio; the PMD keeps it locked. */
+	mlock_vma_folio(folio, vma);
+	for (k = 1; k < HPAGE_PMD_NR; k++)
+		ClearPageAnonExclusive(folio_page(folio, k));
+	folio_ref_sub(folio, s->present - 1);
+	add_mm_counter(mm, MM_ANONPAGES, holes);
+	return entry;
+}
+
+bool __superpage_khugepaged_skip(struct folio *folio)
+{
+	return folio_test_large(folio) && folio_test_superpage_resv(folio);
+}
+
+static void superpage_count_promote(enum superpage_promote_result ret)
+{
+	switch (ret) {
+	case SUPERPAGE_PROMOTED:
+		count_vm_event(SUPERPAGE_PROMOTE);
+		return;
+	case SUPERPAGE_PROMOTE_NONE:
+		return;
+	case SUPERPAGE_PROMOTE_BUSY:
+		count_vm_event(SUPERPAGE_PROMOTE_FAILED_BUSY);
+		break;
+	case SUPERPAGE_PROMOTE_PINNED:
+		count_vm_event(SUPERPAGE_PROMOTE_FAILED_PINNED);
+		break;
+	case SUPERPAGE_PROMOTE_CHANGED:
+		count_vm_event(SUPERPAGE_PROMOTE_FAILED_CHANGED);
+		break;
+	}
+	count_vm_event(SUPERPAGE_PROMOTE_FAILED);
+}
+
+/*
+ * The mmap write lock, if it can be had within about SUPERPAGE_MMAP_TRIES
+ * milliseconds.  A task may hold an mmap lock for minutes (a populate or
+ * an mlock() throttled by memory.high, a fault waiting for I/O), and
+ * mmap_write_lock() would stop the one daemon that serves every mm behind
+ * it: give up instead, and leave the range to a later pass.
+ */
+#define SUPERPAGE_MMAP_TRIES	16
+
+static bool superpage_mmap_write_lock(struct mm_struct *mm)
+{
+	int i;
+
+	for (i = 0; i < SUPERPAGE_MMAP_TRIES; i++) {
+		if (mmap_write_trylock(mm))
+			return true;
+		usleep_range(1000, 1500);
+	}
+	return false;
+}
+
+/**
+ * superpage_promote() - map a populated reservation with one PMD, in place
+ * @mm: the address space, pinned by the caller (mmget)
+ * @haddr: the 2 MiB-aligned start of the range
+ *
+ * Takes and releases the mmap write lock, or gives up with
+ * SUPERPAGE_PROMOTE_BUSY if it stays contended for about 20 ms (see
+ * superpage_mmap_write_lock()).  The range is promoted if it lies
+ * in one eligible VMA and superpage_candidate() finds a reservation
+ * with vm.superpage_promote_threshold subpages mapped, and every entry then
+ * passes P1-P3.
+ *
+ * Return: the outcome; only BUSY, PINNED and CHANGED are failures.
+ */
+enum superpage_promote_result superpage_promote(struct mm_struct *mm,
+						unsigned long haddr)
+{
+	unsigned int threshold = READ_ONCE(sysctl_superpage_promote_threshold);
+	enum superpage_promote_result ret = SUPERPAGE_PROMOTE_NONE;
+	struct mmu_notifier_range range;
+	struct vm_area_struct *vma;
+	struct superpage_ptes s;
+	spinlock_t *pml, *ptl;
+	struct folio *folio;
+	unsigned int holes;
+	pmd_t *pmd, _pmd, entry;
+	pte_t *pte;
+
+	if (!superpage_mmap_write_lock(mm)) {
+		ret = SUPERPAGE_PROMOTE_BUSY;
+		goto out_count;
+	}
+	/* The OOM reaper may be tearing the address space down. */
+	if (check_stable_address_space(mm))
+		goto out_mmap;
+	vma = vma_lookup(mm, haddr);
+	if (!vma || !range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) ||
+	    !vma->anon_vma || !__superpage_vma_eligible(vma))
+		goto out_mmap;
+	/*
+	 * Before the candidate's reference and any check: per-VMA-lock faults
+	 * could unmap a subpage, or see our reference and fall back to a
+	 * 4 KiB page in the range (superpage_candidate()).
+	 */
+	vma_start_write(vma);
+	folio = superpage_candidate(vma, haddr, threshold, true);
+	if (!folio)
+		goto out_mmap;
+	/* Stable: page tables are freed under the mmap write lock only. */
+	pmd = superpage_pte_table(mm, haddr);
+	if (WARN_ON_ONCE(!pmd)) {
+		ret = SUPERPAGE_PROMOTE_CHANGED;
+		goto out_put;
+	}
+
+	ret = SUPERPAGE_PROMOTE_BUSY;
+	if (!folio_trylock(folio))
+		goto out_put;
+	ret = SUPERPAGE_PROMOTE_CHANGED;
+	if (folio_test_swapcache(folio) || folio_test_writeback(folio) ||
+	    !folio_test_swapbacked(folio) || folio_test_has_hwpoisoned(folio))
+		goto out_unlock;
+
+	/*
+	 * A hole may be a zapped subpage that a pipe or a pin still holds:
+	 * zeroing it would change what they see.  No new reference to a hole
+	 * can appear now (nothing maps it), so check before zeroing.
+	 */
+	ret = SUPERPAGE_PROMOTE_PINNED;
+	if (folio_maybe_dma_pinned(folio) ||
+	    folio_ref_count(folio) != folio_mapcount(folio) + 1)
+		goto out_unlock;
+
+	holes = superpage_zero_holes(folio);
+	anon_vma_lock_write(vma->anon_vma);
+	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, mm, haddr,
+				haddr + HPAGE_PMD_SIZE);
+	mmu_notifier_invalidate_range_start(&range);
+	pml = pmd_lock(mm, pmd);
+	/* Clears the PMD and flushes the 4 KiB TLB entries of the range. */
+	_pmd = pmdp_collapse_flush(vma, haddr, pmd);
+	spin_unlock(pml);
+	mmu_notifier_invalidate_range_end(&range);
+	/* Waits out GUP-fast walkers that still see the old table. */
+	tlb_remove_table_sync_one();
+
+	pte = pte_offset_map_lock(mm, &_pmd, haddr, &ptl);
+	if (!pte)
+		goto out_restore;
+	ret = superpage_check_ptes(vma, haddr, pte, folio, &s);
+	if (ret != SUPERPAGE_PROMOTED) {
+		pte_unmap_unlock(pte, ptl);
+		goto out_restore;
+	}
+	entry = superpage_switch_rmap(vma, haddr, pte, folio, &s, holes);
+	pte_unmap_unlock(pte, ptl);
+	/* Every subpage is mapped now: the folio is no longer partial. */
+	deferred_split_clear_partially_mapped(folio);
+	/* A huge page now, no longer a reservation. */
+	superpage_resv_end(folio);
+	/* The zeroed holes must be visible before the PMD is. */
+	smp_wmb();
+
+	spin_lock(pml);
+	VM_WARN_ON_ONCE(!pmd_none(*pmd));
+	pgtable_trans_huge_deposit(mm, pmd, pmd_pgtable(_pmd));
+	set_pmd_at(mm, haddr, pmd, entry);
+	update_mmu_cache_pmd(vma, haddr, pmd);
+	spin_unlock(pml);
+	anon_vma_unlock_write(vma->anon_vma);
+	goto out_unlock;
+
+out_restore:
+	/* As collapse_huge_page(): a page table is restored, never set_pmd_at. */
+	spin_lock(pml);
+	VM_WARN_ON_ONCE(!pmd_none(*pmd));
+	pmd_populate(mm, pmd, pmd_pgtable(_pmd));
+	spin_unlock(pml);
+	anon_vma_unlock_write(vma->anon_vma);
+out_unlock:
+	folio_unlock(folio);
+out_put:
+	folio_put(folio);
+out_mmap:
+	mmap_write_unlock(mm);
+out_count:
+	superpage_count_promote(ret);
+	return ret;
+}
