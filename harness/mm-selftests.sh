@@ -74,6 +74,7 @@ grep -q '"../kselftest.h"' "$mm/khugepaged.c" ||
 # harness/build-selftests.sh made them, else "make headers" on a copy of
 # the files it needs, with our own O=.
 hdr=$mmb/usr/include
+mkdir -p "$hdr"
 if [ -d "$(objdir test)/usr/include/linux" ]; then
 	rsync -a --delete "$(objdir test)/usr/include/" "$hdr/"
 else

@@ -26,12 +26,12 @@
  * Where reservations are found
  *   On the deferred split queue (of their memcg, or of their node without
  *   memcg), where the fault path put them as partially mapped.  No other
- *   list is kept: the queue's order is creation order, so the age of a
- *   reservation is stamped in the folio instead (folio->_superpage_grown,
- *   jiffies of its creation or last growth), and the stalest of the
- *   first SUPERPAGE_BREAK_SCAN queued folios is broken first.  Reordering
- *   the queue on growth is not possible: deferred_split_scan() moves
- *   folios to a private list without the queue lock held.  The queue
+ *   list is kept: growth moves a reservation to the tail of the queue
+ *   (superpage_resv_requeue()), so the queue holds reservations in the
+ *   order of their last growth, and the age of each is also stamped in
+ *   the folio (folio->_superpage_grown, jiffies of its creation or last
+ *   growth) for the cases where it cannot move; the stalest of the first
+ *   SUPERPAGE_BREAK_SCAN queued folios is broken first.  The queue
  *   also holds THPs: promoted superpages stay queued (no longer partially
  *   mapped) until the deferred split shrinker drops them, and the
  *   underused-THP shrinker queues whole THPs on purpose.  A lookup moves
@@ -105,6 +105,37 @@ static struct deferred_split *superpage_queue(struct mem_cgroup *memcg,
 		return &memcg->deferred_split_queue;
 #endif
 	return &pgdat->deferred_split_queue;
+}
+
+/**
+ * superpage_resv_requeue() - a reservation grew: to the tail of its queue
+ * @folio: the reservation, locked, just grown by the caller's fault
+ *
+ * Keeps the reservations of a deferred split queue in the order of their
+ * last growth, so that breaking takes them least recently grown first at
+ * any queue length.  Only a folio on the queue itself moves: the deferred
+ * split shrinker moves folios to a private list, which it walks without
+ * the queue lock, but it holds a reference on each of them; so does a
+ * breaker.  A folio whose reference count equals its map count is on no
+ * such list.  (A transient reference, GUP-fast for one, only leaves the
+ * folio where it is: its stamp still orders it within a lookup.)  Called
+ * under the PTE lock, in which the queue lock nests.
+ */
+void superpage_resv_requeue(struct folio *folio)
+{
+	struct deferred_split *queue;
+	unsigned long flags;
+
+	/* Unlocked peek: checked again under the lock before the move. */
+	if (data_race(list_empty(&folio->_deferred_list)))
+		return;
+	queue = superpage_queue(folio_memcg(folio),
+				NODE_DATA(folio_nid(folio)));
+	spin_lock_irqsave(&queue->split_queue_lock, flags);
+	if (!list_empty(&folio->_deferred_list) &&
+	    folio_ref_count(folio) == folio_mapcount(folio))
+		list_move_tail(&folio->_deferred_list, &queue->split_queue);
+	spin_unlock_irqrestore(&queue->split_queue_lock, flags);
 }
 
 /* Which reservations a caller may break. */

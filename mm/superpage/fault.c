@@ -24,8 +24,9 @@
  *   sits on the LRU and, from its creation, on the deferred split queue as
  *   partially mapped, so reclaim and the deferred split shrinker split it
  *   (freeing the unused subpages) before any of it could be swapped or
- *   migrated whole.  Creation and growth stamp the folio, so that reclaim
- *   breaks the least recently grown reservations first, and a failed
+ *   migrated whole.  Creation and growth stamp the folio, and growth
+ *   moves it to the tail of that queue, so that reclaim breaks the least
+ *   recently grown reservations first, and a failed
  *   order-9 allocation breaks stale ones to make room (break.c).  The
  *   first reservation of an mm registers it with ksuperpaged, and a
  *   fault that brings a reservation to
@@ -530,6 +531,7 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 			       table + start, nr);
 
 	superpage_resv_grew(folio);
+	superpage_resv_requeue(folio);
 	to = folio_nr_pages_mapped(folio);
 	/* Rechecked under the split queue lock, against concurrent zaps. */
 	if (to == HPAGE_PMD_NR)

@@ -49,6 +49,7 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 
 /* break.c */
 void superpage_resv_grew(struct folio *folio);
+void superpage_resv_requeue(struct folio *folio);
 unsigned int superpage_resv_preempt(struct mm_struct *mm, int nid,
 				    int max_zone);
 

@@ -370,6 +370,82 @@ TEST_F(pressure, least_recently_grown_breaks_first)
 }
 
 /*
+ * The order of last growth holds at any queue length, not only among the
+ * queue entries that one lookup looks at.  300 sparse reservations (more
+ * than the 256 entries of a lookup) are created in order, then all but
+ * the last 20 grow by one page, in order: the 20 are now the least
+ * recently grown, although 280 were created before them.  A
+ * memory.reclaim of 30 MiB (which 16 of them cover, 15 do not) must
+ * break only some of those 20, none of the 280, and swap out nothing.
+ */
+#define LRG_RANGES	300
+#define LRG_STALE	20
+
+TEST_F(pressure, least_recently_grown_first_at_any_length)
+{
+	size_t size = LRG_RANGES * SP_HPAGE;
+	int status = -1, r, fd, nstale = 0;
+	long swp, broken;
+	char path[256];
+	char *p;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/memory.reclaim", self->cg);
+	swp = sp_vmstat("pswpout");
+	broken = sp_vmstat("superpage_resv_broken");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (cg_enter(self->cg))
+			_exit(3);
+		p = sp_map_aligned(size);
+		if (!p)
+			_exit(4);
+		for (r = 0; r < LRG_RANGES; r++)
+			*(unsigned long *)(p + r * SP_HPAGE) = sp_word(r, 5);
+		usleep(50000);
+		for (r = 0; r < LRG_RANGES - LRG_STALE; r++)
+			*(unsigned long *)(p + r * SP_HPAGE + SP_PAGE) =
+				sp_word(r, 6);
+		for (r = 0; r < LRG_RANGES; r++)
+			if (!sp_in_large_folio(p + r * SP_HPAGE))
+				_exit(5);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, "30M", 3) != 3)
+			_exit(6);
+		close(fd);
+		/* Not one of the recently grown ones is broken. */
+		for (r = 0; r < LRG_RANGES - LRG_STALE; r++)
+			if (!sp_in_large_folio(p + r * SP_HPAGE))
+				_exit(7);
+		for (; r < LRG_RANGES; r++)
+			nstale += !sp_in_large_folio(p + r * SP_HPAGE);
+		/* 30 MiB takes at least 16 breaks of 511 unused pages. */
+		if (nstale < 16)
+			_exit(8);
+		for (r = 0; r < LRG_RANGES; r++) {
+			if (*(unsigned long *)(p + r * SP_HPAGE) != sp_word(r, 5))
+				_exit(2);
+			if (r < LRG_RANGES - LRG_STALE &&
+			    *(unsigned long *)(p + r * SP_HPAGE + SP_PAGE) !=
+			    sp_word(r, 6))
+				_exit(2);
+		}
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	swp = sp_vmstat("pswpout") - swp;
+	broken = sp_vmstat("superpage_resv_broken") - broken;
+	ksft_print_msg("300 sparse, 280 grown again, reclaim 30 MiB: %ld broken, %ld swapped out\n",
+		       broken, swp);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	/* 5: no reservation; 7: a recently grown one broken; 8: too few. */
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LE(16, broken);
+	EXPECT_EQ(0, swp);
+}
+
+/*
  * Promoted ranges stay on the deferred split queue (no longer partially
  * mapped) until the deferred split shrinker drops them, ahead of the
  * reservations created after them.  With 272 promoted ranges in a memcg

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reservation-based transparent superpages: declarations shared by the
+ * files of mm/superpage/ and by nothing else.
+ */
+#ifndef _MM_SUPERPAGE_INTERNAL_H
+#define _MM_SUPERPAGE_INTERNAL_H
+
+#include <linux/mm_types.h>
+
+/* vm.superpage_promote_threshold: populated subpages needed to promote. */
+extern unsigned int sysctl_superpage_promote_threshold;
+/* vm.superpage_scan_sleep_millisecs: ksuperpaged's sleep between passes. */
+extern unsigned int sysctl_superpage_scan_sleep_millisecs;
+/* vm.superpage_pages_to_scan: 4 KiB pages of address space per pass. */
+extern unsigned int sysctl_superpage_pages_to_scan;
+/* vm.superpage_cluster_max_order: largest cluster mapped by one fault. */
+extern unsigned int sysctl_superpage_cluster_max_order;
+/* vm.superpage_demote_on_reclaim: reclaim demotes superpages it selects. */
+extern unsigned int sysctl_superpage_demote_on_reclaim;
+
+/**
+ * enum superpage_promote_result - outcome of superpage_promote()
+ * @SUPERPAGE_PROMOTED: the range is now mapped by one PMD
+ * @SUPERPAGE_PROMOTE_NONE: the range holds no promotable reservation (no
+ *	reservation, too few subpages populated, shared after fork, VMA not
+ *	eligible): not a failure, nothing is counted
+ * @SUPERPAGE_PROMOTE_BUSY: the folio lock was contended, or the mmap lock
+ *	for about 20 ms
+ * @SUPERPAGE_PROMOTE_PINNED: the folio holds references beyond its
+ *	mappings (GUP pins, I/O, a zap waiting for its TLB flush)
+ * @SUPERPAGE_PROMOTE_CHANGED: the page table or the folio changed between
+ *	the scan and the promotion (an entry became a swap or migration entry,
+ *	uffd-wp, NUMA hinting, another folio, or a subpage mapped elsewhere)
+ */
+enum superpage_promote_result {
+	SUPERPAGE_PROMOTED,
+	SUPERPAGE_PROMOTE_NONE,
+	SUPERPAGE_PROMOTE_BUSY,
+	SUPERPAGE_PROMOTE_PINNED,
+	SUPERPAGE_PROMOTE_CHANGED,
+};
+
+/* promote.c */
+bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
+			     unsigned int threshold);
+enum superpage_promote_result superpage_promote(struct mm_struct *mm,
+						unsigned long haddr);
+
+/* break.c */
+void superpage_resv_grew(struct folio *folio);
+unsigned int superpage_resv_preempt(struct mm_struct *mm, int nid,
+				    int max_zone);
+
+/* demote.c */
+bool superpage_under_pressure(struct folio *folio);
+
+/* daemon.c */
+void superpage_daemon_enter_mm(struct mm_struct *mm);
+void superpage_daemon_note_ready(struct mm_struct *mm, unsigned long haddr);
+int superpage_daemon_start_stop(bool run);
+void superpage_daemon_kick(void);
+
+#endif /* _MM_SUPERPAGE_INTERNAL_H */
