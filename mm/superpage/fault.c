@@ -68,8 +68,8 @@
  *   R5 the target subpage, and every subpage of its cluster, is not mapped
  *      (its own _mapcount is -1) and its entry, inside the faulting VMA,
  *      is none (the target's may be the zero page a write replaces, with
- *      the mmu notifiers called and the TLB flushed as wp_page_copy()
- *      does);
+ *      the mmu notifiers called, the TLB flushed and a KSM zero page
+ *      uncounted, as wp_page_copy() does);
  *   R6 the folio holds no reference beyond its mappings (no zap waiting
  *      for its TLB flush, no pin, no pipe buffer): a zapped subpage, or one
  *      that another process still reaches, is never handed out again.
@@ -100,6 +100,7 @@
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
 #include <linux/khugepaged.h>
+#include <linux/ksm.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
@@ -521,10 +522,12 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		pte_t entry = superpage_mk_pte(vmf, folio_page(folio, j));
 
 		/* Mapped ahead, not yet used: old, for reclaim to see. */
-		if (j != i)
+		if (j != i) {
 			entry = pte_mkold(entry);
-		else if (zero)
+		} else if (zero) {
 			ptep_clear_flush(vma, addr, table + i);
+			ksm_might_unmap_zero_page(vma->vm_mm, vmf->orig_pte);
+		}
 		set_pte_at(vma->vm_mm, haddr + j * PAGE_SIZE, table + j, entry);
 	}
 	update_mmu_cache_range(vmf, vma, haddr + start * PAGE_SIZE,
@@ -646,8 +649,10 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	deferred_split_folio(folio, true);
 	folio_add_lru_vma(folio, vma);
 	add_mm_counter(mm, MM_ANONPAGES, 1);
-	if (zero)
+	if (zero) {
 		ptep_clear_flush(vma, addr, vmf->pte);
+		ksm_might_unmap_zero_page(mm, vmf->orig_pte);
+	}
 	set_pte_at(mm, addr, vmf->pte, superpage_mk_pte(vmf, page));
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);

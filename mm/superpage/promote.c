@@ -52,6 +52,7 @@
 #include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
+#include <linux/ksm.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/oom.h>
@@ -366,8 +367,12 @@ static pmd_t superpage_switch_rmap(struct vm_area_struct *vma,
 					       run, vma);
 			run = 0;
 		}
-		if (k < HPAGE_PMD_NR && !pte_none(e))
+		if (k < HPAGE_PMD_NR && !pte_none(e)) {
 			ptep_clear(mm, haddr + k * PAGE_SIZE, pte + k);
+			/* A zero page that KSM merged is counted as such. */
+			if (!mapped)
+				ksm_might_unmap_zero_page(mm, e);
+		}
 	}
 	/* The removals munlock an mlocked folio; the PMD keeps it locked. */
 	mlock_vma_folio(folio, vma);
