@@ -563,7 +563,7 @@ TEST_F(promote, daemon_follows_sysctl)
 }
 
 /*
- * The acceptance case: a 256 MiB sequential fill is at least 99%
+ * Promotion of a sequential fill: a 256 MiB sequential fill is at least 99%
  * PMD-mapped within 2 s of its end, with every page at the PFN it got at
  * fault time (nothing copied; khugepaged allocated nothing).
  */

@@ -258,7 +258,7 @@ static int sp_sparse_child(const char *cg, size_t size, size_t stride)
 }
 
 /*
- * The seed's case: 512 MiB mapped, one 4 KiB page touched in every 64 KiB
+ * The sparse benchmark case: 512 MiB mapped, one 4 KiB page touched in every 64 KiB
  * (32 MiB of data), in a 160 MiB memory cgroup.  First with the feature
  * off and THP "always" (stock 6.12, whose figure is printed), then with
  * superpages on: the reservations are broken before anything is swapped,
