@@ -112,14 +112,19 @@ static struct deferred_split *superpage_queue(struct mem_cgroup *memcg,
  * @folio: the reservation, locked, just grown by the caller's fault
  *
  * Keeps the reservations of a deferred split queue in the order of their
- * last growth, so that breaking takes them least recently grown first at
- * any queue length.  Only a folio on the queue itself moves: the deferred
- * split shrinker moves folios to a private list, which it walks without
- * the queue lock, but it holds a reference on each of them; so does a
- * breaker.  A folio whose reference count equals its map count is on no
- * such list.  (A transient reference, GUP-fast for one, only leaves the
- * folio where it is: its stamp still orders it within a lookup.)  Called
- * under the PTE lock, in which the queue lock nests.
+ * last growth (to the jiffy: the caller requeues once per jiffy), so that
+ * breaking takes them least recently grown first at any queue length.
+ * deferred_split_scan() walks a private list without the queue lock: it
+ * holds a reference on the folio it is at and on every folio after it,
+ * and on the one kept before it, and lets the free path unqueue, under
+ * the queue lock, the earlier folios it has dropped its reference on.
+ * A folio whose reference count equals its map count is none of those
+ * it holds, so moving it under the queue lock is such an unqueue (plus
+ * an insertion in the queue itself).  Split, migration and swap-out need
+ * the folio lock, which the caller holds.  (A transient reference,
+ * GUP-fast for one, only leaves the folio where it is: its stamp still
+ * orders it within a lookup.)  Called under the PTE lock, in which the
+ * queue lock nests.
  */
 void superpage_resv_requeue(struct folio *folio)
 {

@@ -348,71 +348,115 @@ static unsigned int superpage_run(pte_t *table, struct superpage_span span,
 }
 
 /*
- * The cluster of a fault at index @i of @folio, whose range's page table
- * starts at @table: the largest naturally aligned block of 2^k subpages
- * around @i whose entries are all none and whose subpages are all
- * unmapped, where k is at most vm.superpage_cluster_max_order and at most
- * one more than the order of the run of present entries next to @i, on
- * either side.  (Entry @i itself, none or the zero page, the caller has
- * checked.)  The block lies inside @span, the faulting VMA's part of
- * the range: a cluster never maps a page outside the VMA.  A fault next to
- * nothing (a scattered pattern) gets k = 0, a sequential fill doubles its
- * cluster at every fault up to the maximum.  Returns the block's first
- * index; *@nr is its size.  Called under the PTE lock, so that the entries
- * cannot change.
+ * May subpage @j of @folio be mapped ahead by a cluster?  Its entry is
+ * none and it is mapped nowhere (R5), and it is not poisoned.
  */
-static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
-				      struct superpage_span span,
-				      unsigned int i, unsigned int *nr)
+static bool superpage_cluster_slot(pte_t *table, struct folio *folio,
+				   unsigned int j)
 {
-	unsigned int max = READ_ONCE(sysctl_superpage_cluster_max_order);
-	unsigned int run, k, start, j;
+	struct page *page = folio_page(folio, j);
 
-	*nr = 1;
-	if (!max)
-		return i;
-	run = max(superpage_run(table, span, i, -1, 1U << max),
-		  superpage_run(table, span, i, 1, 1U << max));
-	if (!run)
-		return i;
-	for (k = min_t(unsigned int, max, ilog2(run) + 1); k > 0; k--) {
-		start = round_down(i, 1U << k);
-		if (start < span.lo || start + (1U << k) > span.hi)
-			continue;
-		for (j = start; j < start + (1U << k); j++) {
-			struct page *page = folio_page(folio, j);
-
-			if ((j != i && !pte_none(ptep_get(table + j))) ||
-			    atomic_read(&page->_mapcount) != -1 ||
-			    PageHWPoison(page))
-				break;
-		}
-		if (j == start + (1U << k)) {
-			*nr = 1U << k;
-			return start;
-		}
-	}
-	return i;
+	return pte_none(ptep_get(table + j)) &&
+	       atomic_read(&page->_mapcount) == -1 && !PageHWPoison(page);
 }
 
 /*
- * Zero the *@nr subpages of @folio from *@start, the cluster of a fault at
- * index @i, with the PTE lock dropped: up to 2 MiB of clearing must not
- * run with preemption off.  The folio lock, held throughout, keeps every
- * other fault off the folio's unmapped subpages, so they stay unmapped and
- * zeroed; but the range's entries may change meanwhile (a zap, a page of
- * the usual path), so the target entry, the reservation and R4-R6 are
- * checked again under the retaken lock, and a cluster entry that is no
- * longer none shrinks the cluster to the faulting subpage.  Returns
- * SUPERPAGE_GROWN with the PTE lock held again, or SUPERPAGE_GROW_BUSY
- * with the PTE lock released and the folio unlocked: the fault looks
- * again.
+ * The cluster of a fault at index @i of @folio, whose range's page table
+ * starts at @table, as a set of indices in @map (@i among them); returns
+ * its size.  Two rules, each giving a naturally aligned block of 2^k
+ * subpages around @i with k at most vm.superpage_cluster_max_order, inside
+ * @span, the faulting VMA's part of the range (a cluster never maps a page
+ * outside the VMA); the larger block wins:
+ *   run      a block whose entries are all free (superpage_cluster_slot()),
+ *            k at most one more than the order of the run of present
+ *            entries next to @i, on either side: a sequential fill doubles
+ *            its cluster at every fault up to the maximum;
+ *   density  a block of at least 4 subpages in which a quarter or more of
+ *            the entries other than @i already map a page: its free
+ *            entries are mapped too, so that a range filled in random or
+ *            strided order gets dense in a few faults.  A pattern sparser
+ *            than one page in four (every 16 KiB or more) never meets it,
+ *            so sparse mappings get nothing ahead.
+ * A fault next to nothing in a sparse range gets @i alone.  (Entry @i
+ * itself, none or the zero page, the caller has checked.)  Called under
+ * the PTE lock, so that the entries cannot change.
+ */
+static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
+				      struct superpage_span span,
+				      unsigned int i, unsigned long *map)
+{
+	unsigned int max = READ_ONCE(sysctl_superpage_cluster_max_order);
+	unsigned int run, k, start, size, j, used, best = 0, nr = 1;
+	bool dense = false;
+
+	bitmap_zero(map, HPAGE_PMD_NR);
+	__set_bit(i, map);
+	if (!max)
+		return 1;
+	/* Density: the largest block a quarter used. */
+	for (k = max; k >= 2 && !best; k--) {
+		size = 1U << k;
+		start = round_down(i, size);
+		if (start < span.lo || start + size > span.hi)
+			continue;
+		for (used = 0, j = start; j < start + size; j++)
+			used += j != i &&
+				!superpage_pte_unused(ptep_get(table + j));
+		if (4 * used >= size) {
+			best = k;
+			dense = true;
+		}
+	}
+	/* Run: the largest free block the run allows. */
+	run = max(superpage_run(table, span, i, -1, 1U << max),
+		  superpage_run(table, span, i, 1, 1U << max));
+	for (k = run ? min_t(unsigned int, max, ilog2(run) + 1) : 0; k > best;
+	     k--) {
+		size = 1U << k;
+		start = round_down(i, size);
+		if (start < span.lo || start + size > span.hi)
+			continue;
+		for (j = start; j < start + size; j++)
+			if (j != i && !superpage_cluster_slot(table, folio, j))
+				break;
+		if (j == start + size) {
+			best = k;
+			dense = false;
+			break;
+		}
+	}
+	if (!best)
+		return 1;
+	size = 1U << best;
+	start = round_down(i, size);
+	for (j = start; j < start + size; j++) {
+		if (j == i || !superpage_cluster_slot(table, folio, j))
+			continue;
+		__set_bit(j, map);
+		nr++;
+	}
+	/* A dense block with no free entry left maps @i alone. */
+	WARN_ON_ONCE(!dense && nr != size);
+	return nr;
+}
+
+/*
+ * Zero the subpages of @folio in @map (*@nr of them), the cluster of a
+ * fault at index @i, with the PTE lock dropped: up to 2 MiB of clearing
+ * must not run with preemption off.  The folio lock, held throughout,
+ * keeps every other fault off the folio's unmapped subpages, so they stay
+ * unmapped and zeroed; but the range's entries may change meanwhile (a
+ * zap, a page of the usual path), so the target entry, the reservation
+ * and R4-R6 are checked again under the retaken lock, and a cluster entry
+ * that is no longer none leaves the cluster.  Returns SUPERPAGE_GROWN
+ * with the PTE lock held again, or SUPERPAGE_GROW_BUSY with the PTE lock
+ * released and the folio unlocked: the fault looks again.
  */
 static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
 						  struct folio *folio,
 						  struct superpage_span span,
 						  unsigned int i, bool zero,
-						  unsigned int *start,
+						  unsigned long *map,
 						  unsigned int *nr)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -426,7 +470,7 @@ static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
 	folio_get(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
-	for (j = *start; j < *start + *nr; j++) {
+	for_each_set_bit(j, map, HPAGE_PMD_NR) {
 		clear_user_highpage(folio_page(folio, j), haddr + j * PAGE_SIZE);
 		cond_resched();
 	}
@@ -444,11 +488,10 @@ static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
 		vmf->pte = NULL;
 		goto busy;
 	}
-	for (j = *start; j < *start + *nr; j++) {
+	for_each_set_bit(j, map, HPAGE_PMD_NR) {
 		if (j != i && !pte_none(ptep_get(table + j))) {
-			*start = i;
-			*nr = 1;
-			break;
+			__clear_bit(j, map);
+			(*nr)--;
 		}
 	}
 	/* Still mapped, under the PTE lock: not the last reference. */
@@ -481,7 +524,8 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	unsigned long haddr = addr & HPAGE_PMD_MASK;
 	pte_t *table = vmf->pte - i;
 	enum superpage_grow verdict = SUPERPAGE_GROWN;
-	unsigned int start, nr, j;
+	DECLARE_BITMAP(map, HPAGE_PMD_NR);
+	unsigned int nr, j, end;
 	int from, to;
 
 	*ret = check_stable_address_space(vma->vm_mm);
@@ -495,14 +539,16 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		folio_unlock(folio);
 		goto unlock;
 	}
-	start = superpage_cluster(table, folio, span, i, &nr);
-	if (WARN_ON_ONCE(start < span.lo || start + nr > span.hi)) {
-		start = i;
+	nr = superpage_cluster(table, folio, span, i, map);
+	if (WARN_ON_ONCE(find_first_bit(map, HPAGE_PMD_NR) < span.lo ||
+			 find_last_bit(map, HPAGE_PMD_NR) >= span.hi)) {
+		bitmap_zero(map, HPAGE_PMD_NR);
+		__set_bit(i, map);
 		nr = 1;
 	}
 	if (nr > 1) {
 		verdict = superpage_zero_cluster(vmf, folio, span, i, zero,
-						 &start, &nr);
+						 map, &nr);
 		if (verdict != SUPERPAGE_GROWN)
 			return verdict;
 		table = vmf->pte - i;
@@ -515,10 +561,13 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	/* The zeroes must be visible before the PTEs are. */
 	smp_wmb();
 	from = folio_nr_pages_mapped(folio);
-	folio_add_anon_rmap_ptes(folio, folio_page(folio, start), nr, vma,
-				 haddr + start * PAGE_SIZE, RMAP_EXCLUSIVE);
+	/* Each run of the cluster at once. */
+	for_each_set_bitrange(j, end, map, HPAGE_PMD_NR)
+		folio_add_anon_rmap_ptes(folio, folio_page(folio, j), end - j,
+					 vma, haddr + j * PAGE_SIZE,
+					 RMAP_EXCLUSIVE);
 	add_mm_counter(vma->vm_mm, MM_ANONPAGES, nr);
-	for (j = start; j < start + nr; j++) {
+	for_each_set_bit(j, map, HPAGE_PMD_NR) {
 		pte_t entry = superpage_mk_pte(vmf, folio_page(folio, j));
 
 		/* Mapped ahead, not yet used: old, for reclaim to see. */
@@ -530,11 +579,15 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		}
 		set_pte_at(vma->vm_mm, haddr + j * PAGE_SIZE, table + j, entry);
 	}
-	update_mmu_cache_range(vmf, vma, haddr + start * PAGE_SIZE,
-			       table + start, nr);
+	for_each_set_bitrange(j, end, map, HPAGE_PMD_NR)
+		update_mmu_cache_range(vmf, vma, haddr + j * PAGE_SIZE,
+				       table + j, end - j);
 
-	superpage_resv_grew(folio);
-	superpage_resv_requeue(folio);
+	/* Requeued once per jiffy at most: the queue lock is shared. */
+	if (time_after(jiffies, READ_ONCE(folio->_superpage_grown))) {
+		superpage_resv_grew(folio);
+		superpage_resv_requeue(folio);
+	}
 	to = folio_nr_pages_mapped(folio);
 	/* Rechecked under the split queue lock, against concurrent zaps. */
 	if (to == HPAGE_PMD_NR)
@@ -569,6 +622,28 @@ static bool superpage_range_empty(pte_t *table)
 }
 
 /*
+ * A write fault replaces the zero page entry at vmf->address (@zero):
+ * secondary MMUs may map the zero page, so the mmu notifiers are called
+ * around the PTE lock section, as wp_page_copy() does (and never around
+ * an allocation, which may reclaim and invalidate on its own).
+ */
+static void superpage_zero_notify(struct vm_fault *vmf, bool zero,
+				  struct mmu_notifier_range *range, bool start)
+{
+	unsigned long addr = vmf->address & PAGE_MASK;
+
+	if (!zero)
+		return;
+	if (start) {
+		mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0,
+					vmf->vma->vm_mm, addr, addr + PAGE_SIZE);
+		mmu_notifier_invalidate_range_start(range);
+	} else {
+		mmu_notifier_invalidate_range_end(range);
+	}
+}
+
+/*
  * No free 2 MiB block for a new reservation: break stale reservations of
  * this memcg on the local node, so that compaction can move their few used
  * pages away.  As the THP defrag policy says (@gfp): where it allows direct
@@ -600,6 +675,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	struct mm_struct *mm = vma->vm_mm;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	gfp_t gfp = vma_thp_gfp_mask(vma);
+	struct mmu_notifier_range range;
 	struct folio *folio;
 	struct page *page;
 
@@ -624,6 +700,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	__folio_mark_uptodate(folio);
 
 	*ret = 0;
+	superpage_zero_notify(vmf, zero, &range, true);
 	vmf->pte = pte_offset_map_lock(mm, vmf->pmd, addr, &vmf->ptl);
 	if (!vmf->pte)
 		goto release;
@@ -657,6 +734,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
+	superpage_zero_notify(vmf, zero, &range, false);
 	count_vm_event(SUPERPAGE_RESV_ALLOC);
 	superpage_daemon_enter_mm(mm);
 	superpage_maybe_ready(mm, haddr, 0, 1);
@@ -666,6 +744,7 @@ unlock_release:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
 release:
+	superpage_zero_notify(vmf, zero, &range, false);
 	folio_put(folio);
 	return true;
 }
@@ -678,6 +757,66 @@ release:
 #define SUPERPAGE_BUSY_TRIES	8
 
 /*
+ * Grow the reservation of the range for the fault at vmf->address, whose
+ * entry is none, or maps the zero page (@zero).  Returns 1 when the fault
+ * was handled (or must be retried; *@ret), 0 when the caller must go on
+ * with its usual path, -1 when the range has no reservation, with *@empty
+ * telling whether it holds no page at all.
+ */
+static int superpage_fault_grow(struct vm_fault *vmf, bool zero,
+				struct superpage_span span, vm_fault_t *ret,
+				bool *empty)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	unsigned long haddr = addr & HPAGE_PMD_MASK;
+	unsigned int i = pte_index(addr);
+	enum superpage_grow verdict;
+	struct folio *folio;
+	int tries = 0;
+
+again:
+	*ret = 0;
+	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
+	if (!vmf->pte)
+		return 1;
+	/* The fault raced with another one filling the PTE. */
+	if (!superpage_target_ok(vmf, zero)) {
+		update_mmu_tlb(vma, addr, vmf->pte);
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		vmf->pte = NULL;
+		return 1;
+	}
+
+	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, empty);
+	if (!folio) {
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		vmf->pte = NULL;
+		return -1;
+	}
+	verdict = superpage_resv_grow(vmf, folio, span, i, zero, ret);
+	if (verdict == SUPERPAGE_GROWN)
+		return 1;
+	if (verdict == SUPERPAGE_GROW_NO)
+		return 0;
+	/*
+	 * Busy (R6 or the folio lock): a 4 KiB page of the usual path would
+	 * sit inside the range for good and no promotion could absorb it.
+	 * Look again; a lock that stays contended makes the access fault
+	 * again; a reference that stays may be a pipe's or a pin's, which
+	 * must not see the subpage reused.
+	 */
+	if (++tries < SUPERPAGE_BUSY_TRIES) {
+		cond_resched();
+		goto again;
+	}
+	if (verdict == SUPERPAGE_GROW_BUSY)
+		return 1;
+	count_vm_event(SUPERPAGE_RESV_FALLBACK);
+	return 0;
+}
+
+/*
  * The fault at vmf->address, whose entry is none, or maps the zero page
  * (@zero, a write fault from wp_page_copy()).  Returns as
  * superpage_anon_fault().
@@ -687,54 +826,17 @@ static bool superpage_fault(struct vm_fault *vmf, bool zero, vm_fault_t *ret)
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	unsigned long haddr = addr & HPAGE_PMD_MASK;
-	unsigned int i = pte_index(addr);
-	enum superpage_grow verdict;
+	struct mmu_notifier_range range;
 	struct superpage_span span;
-	struct folio *folio;
-	int tries = 0;
 	bool empty;
+	int done;
 
 	span = superpage_vma_span(vma, haddr);
-
-again:
-	*ret = 0;
-	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
-	if (!vmf->pte)
-		return true;
-	/* The fault raced with another one filling the PTE. */
-	if (!superpage_target_ok(vmf, zero)) {
-		update_mmu_tlb(vma, addr, vmf->pte);
-		pte_unmap_unlock(vmf->pte, vmf->ptl);
-		vmf->pte = NULL;
-		return true;
-	}
-
-	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, &empty);
-	if (folio) {
-		verdict = superpage_resv_grow(vmf, folio, span, i, zero, ret);
-		if (verdict == SUPERPAGE_GROWN)
-			return true;
-		if (verdict == SUPERPAGE_GROW_NO)
-			return false;
-		/*
-		 * Busy (R6 or the folio lock): a 4 KiB page of the usual path
-		 * would sit inside the range for good and no promotion could
-		 * absorb it.  Look again; a lock that stays contended makes
-		 * the access fault again; a reference that stays may be a
-		 * pipe's or a pin's, which must not see the subpage reused.
-		 */
-		if (++tries < SUPERPAGE_BUSY_TRIES) {
-			cond_resched();
-			goto again;
-		}
-		if (verdict == SUPERPAGE_GROW_BUSY)
-			return true;
-		count_vm_event(SUPERPAGE_RESV_FALLBACK);
-		return false;
-	}
-
-	pte_unmap_unlock(vmf->pte, vmf->ptl);
-	vmf->pte = NULL;
+	superpage_zero_notify(vmf, zero, &range, true);
+	done = superpage_fault_grow(vmf, zero, span, ret, &empty);
+	superpage_zero_notify(vmf, zero, &range, false);
+	if (done >= 0)
+		return done;
 	if (!empty || !thp_vma_suitable_order(vma, haddr, PMD_ORDER))
 		return false;
 	/*
@@ -751,12 +853,20 @@ again:
 	 * have there, for the ranges that fall back to 4 KiB pages.
 	 */
 	khugepaged_enter_vma(vma, vma->vm_flags);
-	return superpage_resv_create(vmf, haddr, i, zero, ret);
+	return superpage_resv_create(vmf, haddr, pte_index(addr), zero, ret);
 }
 
 bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 {
-	if (!__superpage_vma_eligible(vmf->vma))
+	struct vm_area_struct *vma = vmf->vma;
+
+	if (!__superpage_vma_eligible(vma))
+		return false;
+	/*
+	 * A read fault can only grow a reservation, which needs an anon_vma:
+	 * none, and the zero page follows, with no anon_vma made for it.
+	 */
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && !vma->anon_vma)
 		return false;
 	*ret = vmf_anon_prepare(vmf);
 	if (*ret)
@@ -767,20 +877,11 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 bool __superpage_wp_zero_fault(struct vm_fault *vmf, vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	unsigned long addr = vmf->address & PAGE_MASK;
-	struct mmu_notifier_range range;
-	bool handled;
 
 	/* A write that makes the page writable: no unshare, no FOLL_FORCE. */
 	if (!(vmf->flags & FAULT_FLAG_WRITE) || !(vma->vm_flags & VM_WRITE))
 		return false;
 	if (!__superpage_vma_eligible(vma))
 		return false;
-	/* Secondary MMUs may map the zero page: as wp_page_copy() does. */
-	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, vma->vm_mm, addr,
-				addr + PAGE_SIZE);
-	mmu_notifier_invalidate_range_start(&range);
-	handled = superpage_fault(vmf, true, ret);
-	mmu_notifier_invalidate_range_end(&range);
-	return handled;
+	return superpage_fault(vmf, true, ret);
 }

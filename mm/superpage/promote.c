@@ -29,13 +29,16 @@
  *   zeroed, and they were unmapped anyway.
  *
  * Locking
- *   First, under the mmap read lock (by trylock): the candidate's
- *   reference, folio_trylock() (reclaim, migration, KSM, split and every
- *   fault that would map a subpage of it), the reference check, and the
- *   zeroing of the holes, so that up to 2 MiB of clearing never runs while
- *   faults are stopped.  No fault can map a hole while the folio is
- *   locked, so a zeroed hole stays zeroed; a subpage zapped later becomes a
- *   hole that is zeroed in the second step.  Then, the folio still locked,
+ *   First, under the mmap read lock (by trylock) and the range's PTE lock
+ *   (which every zap of the range takes): the candidate's reference,
+ *   folio_trylock() (reclaim, migration, KSM, split and every fault that
+ *   would map a subpage of it), the reference check and the set of holes
+ *   of that instant.  Then, with only the folio lock held, the zeroing of
+ *   those holes, so that up to 2 MiB of clearing never runs while faults
+ *   are stopped.  No fault can map a hole while the folio is locked, so a
+ *   zeroed hole stays zeroed and unreferenced; a subpage zapped after the
+ *   check (and maybe still pinned) is not in the set, and is zeroed in the
+ *   second step, after the reference check there.  Then, the folio still locked,
  *   as khugepaged's collapse_huge_page(): the mmap write lock (no fault
  *   under the mmap lock, no GUP, no zap), but only by trylock, retried for
  *   about 20 ms: the daemon must not sleep behind one mm's holder for as
@@ -81,6 +84,25 @@ static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
 	return pmd;
 }
 
+/*
+ * A hole may be a zapped subpage that a pipe or a pin still holds: zeroing
+ * it would change what they see.  No new reference to a hole can appear
+ * while the folio is locked (nothing maps it), so this check, with the
+ * caller's one reference, comes before zeroing.
+ */
+static bool superpage_folio_pinned(struct folio *folio)
+{
+	return folio_maybe_dma_pinned(folio) ||
+	       folio_ref_count(folio) != folio_mapcount(folio) + 1;
+}
+
+static bool superpage_folio_unusable(struct folio *folio)
+{
+	return folio_test_swapcache(folio) || folio_test_writeback(folio) ||
+	       !folio_test_swapbacked(folio) ||
+	       folio_test_has_hwpoisoned(folio);
+}
+
 /**
  * superpage_candidate() - the promotable reservation of a range
  * @vma: the VMA, which covers the whole range
@@ -96,18 +118,26 @@ static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
  * with the mmap lock held; the verdict is a hint until superpage_promote()
  * has checked every entry.
  *
- * With @lock, the folio is locked (by trylock) and a reference taken, both
+ * With @holes, the folio is locked (by trylock) and a reference taken, both
  * under the PTE lock: a fault that grows the reservation takes the folio
  * lock by trylock under the same PTE lock, so it sees either neither or
  * both, never a bare reference (which it would take for a pin, and
  * eventually map a 4 KiB page of its own in the range, which no promotion
- * can absorb).  A contended folio lock gives ERR_PTR(-EBUSY).
+ * can absorb).  Still under the PTE lock, where no zap of this range can
+ * run, the reference count is checked (superpage_folio_pinned()) and the
+ * holes of that instant are set in @holes: none of them is referenced,
+ * and none can be mapped, or referenced, while the folio stays locked, so
+ * they may be zeroed with the PTE lock dropped.  A subpage zapped later
+ * is not among them.  Errors: ERR_PTR(-EBUSY), the folio lock is
+ * contended; -EPERM, the folio is pinned; -ESTALE, it is in the swap
+ * cache, under writeback or poisoned.
  *
- * Return: the folio (locked and referenced if @lock), an error, or NULL.
+ * Return: the folio (locked and referenced if @holes), an error, or NULL.
  */
 static struct folio *superpage_candidate(struct vm_area_struct *vma,
 					 unsigned long haddr,
-					 unsigned int threshold, bool lock)
+					 unsigned int threshold,
+					 unsigned long *holes)
 {
 	pmd_t *pmd = superpage_pte_table(vma->vm_mm, haddr);
 	struct folio *folio = NULL;
@@ -154,12 +184,24 @@ static struct folio *superpage_candidate(struct vm_area_struct *vma,
 		folio = NULL;
 		goto out;
 	}
-	if (lock) {
+	if (holes) {
 		if (!folio_trylock(folio)) {
 			folio = ERR_PTR(-EBUSY);
 			goto out;
 		}
 		folio_get(folio);
+		k = superpage_folio_unusable(folio) ? -ESTALE :
+		    superpage_folio_pinned(folio) ? -EPERM : 0;
+		if (k) {
+			folio_unlock(folio);
+			/* Mapped, under the PTE lock: not the last one. */
+			folio_put(folio);
+			folio = ERR_PTR(k);
+			goto out;
+		}
+		for (k = 0; k < HPAGE_PMD_NR; k++)
+			if (atomic_read(&folio_page(folio, k)->_mapcount) == -1)
+				__set_bit(k, holes);
 	}
 out:
 	pte_unmap_unlock(start, ptl);
@@ -178,7 +220,18 @@ out:
 bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
 			     unsigned int threshold)
 {
-	return superpage_candidate(vma, haddr, threshold, false);
+	return superpage_candidate(vma, haddr, threshold, NULL);
+}
+
+/* Zero the subpages of the locked @folio set in @holes. */
+static void superpage_zero_list(struct folio *folio, const unsigned long *holes)
+{
+	unsigned int k;
+
+	for_each_set_bit(k, holes, HPAGE_PMD_NR) {
+		clear_highpage(folio_page(folio, k));
+		cond_resched();
+	}
 }
 
 /*
@@ -208,30 +261,12 @@ static unsigned int superpage_zero_holes(struct folio *folio,
 }
 
 /*
- * A hole may be a zapped subpage that a pipe or a pin still holds: zeroing
- * it would change what they see.  No new reference to a hole can appear
- * while the folio is locked (nothing maps it), so this check, with the
- * caller's one reference, comes before zeroing.
- */
-static bool superpage_folio_pinned(struct folio *folio)
-{
-	return folio_maybe_dma_pinned(folio) ||
-	       folio_ref_count(folio) != folio_mapcount(folio) + 1;
-}
-
-static bool superpage_folio_unusable(struct folio *folio)
-{
-	return folio_test_swapcache(folio) || folio_test_writeback(folio) ||
-	       !folio_test_swapbacked(folio) ||
-	       folio_test_has_hwpoisoned(folio);
-}
-
-/*
  * The first step of a promotion, under the mmap read lock only: find the
- * candidate of the range at @haddr, lock it, and zero its holes (up to
- * 2 MiB of clearing) while faults elsewhere in the mm go on.  Returns the
- * folio, locked and with a reference, its zeroed holes set in @zeroed; or
- * NULL with *@ret saying why not.
+ * candidate of the range at @haddr and lock it (superpage_candidate()),
+ * then zero the holes it found, with no lock but the folio's held (up to
+ * 2 MiB of clearing), while faults elsewhere in the mm go on.  Returns
+ * the folio, locked and with a reference, its zeroed holes set in
+ * @zeroed; or NULL with *@ret saying why not.
  */
 static struct folio *superpage_promote_prepare(struct mm_struct *mm,
 					       unsigned long haddr,
@@ -250,30 +285,20 @@ static struct folio *superpage_promote_prepare(struct mm_struct *mm,
 	if (!vma || !range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) ||
 	    !vma->anon_vma || !__superpage_vma_eligible(vma))
 		goto out;
-	folio = superpage_candidate(vma, haddr, threshold, true);
-	if (IS_ERR(folio))
-		*ret = SUPERPAGE_PROMOTE_BUSY;
-	if (IS_ERR_OR_NULL(folio)) {
+	folio = superpage_candidate(vma, haddr, threshold, zeroed);
+	if (IS_ERR(folio)) {
+		*ret = PTR_ERR(folio) == -EBUSY ? SUPERPAGE_PROMOTE_BUSY :
+		       PTR_ERR(folio) == -EPERM ? SUPERPAGE_PROMOTE_PINNED :
+		       SUPERPAGE_PROMOTE_CHANGED;
 		folio = NULL;
-		goto out;
 	}
-	*ret = SUPERPAGE_PROMOTE_CHANGED;
-	if (superpage_folio_unusable(folio))
-		goto out_unlock;
-	*ret = SUPERPAGE_PROMOTE_PINNED;
-	if (superpage_folio_pinned(folio))
-		goto out_unlock;
-	superpage_zero_holes(folio, zeroed);
 	mmap_read_unlock(mm);
+	if (folio)
+		superpage_zero_list(folio, zeroed);
 	return folio;
-
-out_unlock:
-	folio_unlock(folio);
-	folio_put(folio);
-	folio = NULL;
 out:
 	mmap_read_unlock(mm);
-	return folio;
+	return NULL;
 }
 
 struct superpage_ptes {
@@ -490,7 +515,7 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	vma_start_write(vma);
 	/* The range may have been unmapped or remapped meanwhile. */
 	ret = SUPERPAGE_PROMOTE_CHANGED;
-	if (superpage_candidate(vma, haddr, threshold, false) != folio)
+	if (superpage_candidate(vma, haddr, threshold, NULL) != folio)
 		goto out_mmap;
 	/* Stable: page tables are freed under the mmap write lock only. */
 	pmd = superpage_pte_table(mm, haddr);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fault clusters: a fault that continues a sequential fill of a
- * reservation maps a naturally aligned cluster of subpages around the
- * faulting one (up to 2^vm.superpage_cluster_max_order), and a scattered
- * fault maps its own subpage only.  The tests count faults with
+ * reservation, or falls in a naturally aligned block of which a quarter is
+ * already used, maps a cluster of subpages around the faulting one (up to
+ * 2^vm.superpage_cluster_max_order), and a scattered fault in a sparse
+ * range maps its own subpage only.  The tests count faults with
  * getrusage() (minor faults), read residency and PFNs from smaps and
  * /proc/self/pagemap, and the superpage_cluster_* counters.
  *
@@ -130,6 +131,62 @@ TEST_F(cluster, sparse_maps_nothing_ahead)
 }
 
 /*
+ * One page per 16 KiB of 16 MiB: a quarter of every aligned block of 4
+ * pages, counting the faulting one, but no fault finds a quarter of the
+ * others used; nothing is mapped ahead.
+ */
+TEST_F(cluster, sparse_16k_maps_nothing_ahead)
+{
+	long mapped = sp_vmstat("superpage_cluster_mapped");
+	char *p = sp_map_aligned(16 * MIB);
+	long k, n = 16 * MIB / (16 << 10);
+
+	ASSERT_NE(NULL, p);
+	for (k = 0; k < n; k++)
+		p[k * (16 << 10)] = 1;
+	EXPECT_EQ(n * 4, sp_smaps_kb(p, "Rss"));
+	EXPECT_EQ(n, sp_present(p, 16 * MIB / SP_PAGE));
+	EXPECT_EQ(0, sp_vmstat("superpage_cluster_mapped") - mapped);
+}
+
+/*
+ * A random-order fill of 32 MiB takes at most 128 faults per 2 MiB (a
+ * fault per page before the quarter rule: about 400 per 2 MiB), maps each
+ * page at its reservation's PFN, and every page reads back.
+ */
+TEST_F(cluster, random_fill_few_faults)
+{
+	size_t size = 32 * MIB, n = size / SP_PAGE, k;
+	char *p = sp_map_aligned(size);
+	int *idx = calloc(n, sizeof(*idx));
+	long faults;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, idx);
+	sp_shuffle(idx, n, 11);
+	faults = sp_minflt();
+	for (k = 0; k < n; k++)
+		*(unsigned long *)(p + idx[k] * SP_PAGE) = sp_word(idx[k]);
+	faults = sp_minflt() - faults;
+	ksft_print_msg("random fill of 32 MiB: %ld faults\n", faults);
+	EXPECT_GE((long)(size / SP_HPAGE * 128), faults);
+	for (k = 0; k < n; k++) {
+		if (*(unsigned long *)(p + k * SP_PAGE) != sp_word(k)) {
+			EXPECT_EQ(sp_word(k), *(unsigned long *)(p + k * SP_PAGE))
+				TH_LOG("page %zu", k);
+			break;
+		}
+		if (k % SP_NR == 0) {
+			uint64_t pfn = sp_pfn(p + k * SP_PAGE);
+
+			EXPECT_EQ(0, pfn % SP_NR) TH_LOG("page %zu", k);
+		}
+	}
+	free(idx);
+	munmap(p, size);
+}
+
+/*
  * Random order over one 2 MiB range: every subpage of the reservation is
  * mapped exactly once (mapped by faults plus mapped ahead make 512, the
  * PFNs are the folio's in order), and every page reads back.
@@ -168,8 +225,10 @@ TEST_F(cluster, random_order_maps_each_subpage_once)
 
 /*
  * Pages mapped ahead read zero, and fork, MADV_DONTNEED and mremap after
- * a cluster fault behave as without clusters.  Writing pages 0, 1, 2, 4
- * maps 2-3 and 4-7 as clusters: 3, 5, 6 and 7 are mapped ahead.
+ * a cluster fault behave as without clusters.  Writing page 0 creates
+ * the reservation; writing page 1 maps 1-3 (a quarter of block 0-3 is
+ * used); page 2 is then present; writing page 4 maps 4-15 (a quarter of
+ * block 0-15 is used, not of block 0-31).  Sixteen pages are present.
  */
 TEST_F(cluster, mapped_ahead_reads_zero_fork_dontneed_mremap)
 {
@@ -182,8 +241,8 @@ TEST_F(cluster, mapped_ahead_reads_zero_fork_dontneed_mremap)
 	p[SP_PAGE] = 2;
 	p[2 * SP_PAGE] = 3;
 	p[4 * SP_PAGE] = 5;
-	EXPECT_EQ(8, sp_present(p, SP_NR));
-	for (k = 0; k < 8; k++) {
+	EXPECT_EQ(16, sp_present(p, SP_NR));
+	for (k = 0; k < 16; k++) {
 		char want = (k == 0 || k == 1 || k == 2 || k == 4) ?
 			    (k == 4 ? 5 : k + 1) : 0;
 

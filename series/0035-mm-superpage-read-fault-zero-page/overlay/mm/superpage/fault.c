@@ -567,6 +567,28 @@ static bool superpage_range_empty(pte_t *table)
 }
 
 /*
+ * A write fault replaces the zero page entry at vmf->address (@zero):
+ * secondary MMUs may map the zero page, so the mmu notifiers are called
+ * around the PTE lock section, as wp_page_copy() does (and never around
+ * an allocation, which may reclaim and invalidate on its own).
+ */
+static void superpage_zero_notify(struct vm_fault *vmf, bool zero,
+				  struct mmu_notifier_range *range, bool start)
+{
+	unsigned long addr = vmf->address & PAGE_MASK;
+
+	if (!zero)
+		return;
+	if (start) {
+		mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0,
+					vmf->vma->vm_mm, addr, addr + PAGE_SIZE);
+		mmu_notifier_invalidate_range_start(range);
+	} else {
+		mmu_notifier_invalidate_range_end(range);
+	}
+}
+
+/*
  * No free 2 MiB block for a new reservation: break stale reservations of
  * this memcg on the local node, so that compaction can move their few used
  * pages away.  As the THP defrag policy says (@gfp): where it allows direct
@@ -598,6 +620,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	struct mm_struct *mm = vma->vm_mm;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	gfp_t gfp = vma_thp_gfp_mask(vma);
+	struct mmu_notifier_range range;
 	struct folio *folio;
 	struct page *page;
 
@@ -622,6 +645,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	__folio_mark_uptodate(folio);
 
 	*ret = 0;
+	superpage_zero_notify(vmf, zero, &range, true);
 	vmf->pte = pte_offset_map_lock(mm, vmf->pmd, addr, &vmf->ptl);
 	if (!vmf->pte)
 		goto release;
@@ -655,6 +679,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	update_mmu_cache_range(vmf, vma, addr, vmf->pte, 1);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
+	superpage_zero_notify(vmf, zero, &range, false);
 	count_vm_event(SUPERPAGE_RESV_ALLOC);
 	superpage_daemon_enter_mm(mm);
 	superpage_maybe_ready(mm, haddr, 0, 1);
@@ -664,6 +689,7 @@ unlock_release:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
 release:
+	superpage_zero_notify(vmf, zero, &range, false);
 	folio_put(folio);
 	return true;
 }
@@ -676,6 +702,66 @@ release:
 #define SUPERPAGE_BUSY_TRIES	8
 
 /*
+ * Grow the reservation of the range for the fault at vmf->address, whose
+ * entry is none, or maps the zero page (@zero).  Returns 1 when the fault
+ * was handled (or must be retried; *@ret), 0 when the caller must go on
+ * with its usual path, -1 when the range has no reservation, with *@empty
+ * telling whether it holds no page at all.
+ */
+static int superpage_fault_grow(struct vm_fault *vmf, bool zero,
+				struct superpage_span span, vm_fault_t *ret,
+				bool *empty)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	unsigned long haddr = addr & HPAGE_PMD_MASK;
+	unsigned int i = pte_index(addr);
+	enum superpage_grow verdict;
+	struct folio *folio;
+	int tries = 0;
+
+again:
+	*ret = 0;
+	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
+	if (!vmf->pte)
+		return 1;
+	/* The fault raced with another one filling the PTE. */
+	if (!superpage_target_ok(vmf, zero)) {
+		update_mmu_tlb(vma, addr, vmf->pte);
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		vmf->pte = NULL;
+		return 1;
+	}
+
+	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, empty);
+	if (!folio) {
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		vmf->pte = NULL;
+		return -1;
+	}
+	verdict = superpage_resv_grow(vmf, folio, span, i, zero, ret);
+	if (verdict == SUPERPAGE_GROWN)
+		return 1;
+	if (verdict == SUPERPAGE_GROW_NO)
+		return 0;
+	/*
+	 * Busy (R6 or the folio lock): a 4 KiB page of the usual path would
+	 * sit inside the range for good and no promotion could absorb it.
+	 * Look again; a lock that stays contended makes the access fault
+	 * again; a reference that stays may be a pipe's or a pin's, which
+	 * must not see the subpage reused.
+	 */
+	if (++tries < SUPERPAGE_BUSY_TRIES) {
+		cond_resched();
+		goto again;
+	}
+	if (verdict == SUPERPAGE_GROW_BUSY)
+		return 1;
+	count_vm_event(SUPERPAGE_RESV_FALLBACK);
+	return 0;
+}
+
+/*
  * The fault at vmf->address, whose entry is none, or maps the zero page
  * (@zero, a write fault from wp_page_copy()).  Returns as
  * superpage_anon_fault().
@@ -685,54 +771,17 @@ static bool superpage_fault(struct vm_fault *vmf, bool zero, vm_fault_t *ret)
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	unsigned long haddr = addr & HPAGE_PMD_MASK;
-	unsigned int i = pte_index(addr);
-	enum superpage_grow verdict;
+	struct mmu_notifier_range range;
 	struct superpage_span span;
-	struct folio *folio;
-	int tries = 0;
 	bool empty;
+	int done;
 
 	span = superpage_vma_span(vma, haddr);
-
-again:
-	*ret = 0;
-	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
-	if (!vmf->pte)
-		return true;
-	/* The fault raced with another one filling the PTE. */
-	if (!superpage_target_ok(vmf, zero)) {
-		update_mmu_tlb(vma, addr, vmf->pte);
-		pte_unmap_unlock(vmf->pte, vmf->ptl);
-		vmf->pte = NULL;
-		return true;
-	}
-
-	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, &empty);
-	if (folio) {
-		verdict = superpage_resv_grow(vmf, folio, span, i, zero, ret);
-		if (verdict == SUPERPAGE_GROWN)
-			return true;
-		if (verdict == SUPERPAGE_GROW_NO)
-			return false;
-		/*
-		 * Busy (R6 or the folio lock): a 4 KiB page of the usual path
-		 * would sit inside the range for good and no promotion could
-		 * absorb it.  Look again; a lock that stays contended makes
-		 * the access fault again; a reference that stays may be a
-		 * pipe's or a pin's, which must not see the subpage reused.
-		 */
-		if (++tries < SUPERPAGE_BUSY_TRIES) {
-			cond_resched();
-			goto again;
-		}
-		if (verdict == SUPERPAGE_GROW_BUSY)
-			return true;
-		count_vm_event(SUPERPAGE_RESV_FALLBACK);
-		return false;
-	}
-
-	pte_unmap_unlock(vmf->pte, vmf->ptl);
-	vmf->pte = NULL;
+	superpage_zero_notify(vmf, zero, &range, true);
+	done = superpage_fault_grow(vmf, zero, span, ret, &empty);
+	superpage_zero_notify(vmf, zero, &range, false);
+	if (done >= 0)
+		return done;
 	if (!empty || !thp_vma_suitable_order(vma, haddr, PMD_ORDER))
 		return false;
 	/*
@@ -749,12 +798,20 @@ again:
 	 * have there, for the ranges that fall back to 4 KiB pages.
 	 */
 	khugepaged_enter_vma(vma, vma->vm_flags);
-	return superpage_resv_create(vmf, haddr, i, zero, ret);
+	return superpage_resv_create(vmf, haddr, pte_index(addr), zero, ret);
 }
 
 bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 {
-	if (!__superpage_vma_eligible(vmf->vma))
+	struct vm_area_struct *vma = vmf->vma;
+
+	if (!__superpage_vma_eligible(vma))
+		return false;
+	/*
+	 * A read fault can only grow a reservation, which needs an anon_vma:
+	 * none, and the zero page follows, with no anon_vma made for it.
+	 */
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && !vma->anon_vma)
 		return false;
 	*ret = vmf_anon_prepare(vmf);
 	if (*ret)
@@ -765,20 +822,11 @@ bool __superpage_anon_fault(struct vm_fault *vmf, vm_fault_t *ret)
 bool __superpage_wp_zero_fault(struct vm_fault *vmf, vm_fault_t *ret)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	unsigned long addr = vmf->address & PAGE_MASK;
-	struct mmu_notifier_range range;
-	bool handled;
 
 	/* A write that makes the page writable: no unshare, no FOLL_FORCE. */
 	if (!(vmf->flags & FAULT_FLAG_WRITE) || !(vma->vm_flags & VM_WRITE))
 		return false;
 	if (!__superpage_vma_eligible(vma))
 		return false;
-	/* Secondary MMUs may map the zero page: as wp_page_copy() does. */
-	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, vma->vm_mm, addr,
-				addr + PAGE_SIZE);
-	mmu_notifier_invalidate_range_start(&range);
-	handled = superpage_fault(vmf, true, ret);
-	mmu_notifier_invalidate_range_end(&range);
-	return handled;
+	return superpage_fault(vmf, true, ret);
 }
