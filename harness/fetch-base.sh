@@ -10,11 +10,17 @@
 # its checksum cannot be checked, and the hook patches may not apply.
 . "$(dirname "$0")/lib.sh"
 
+# The stamp names the pin the tree was unpacked for (and, after a fallback,
+# the version it got): a changed base/linux.pin refetches.
 stamp=$BUILD/.base-version
+pin="pin $PIN_PKG=$PIN_VERSION $PIN_SHA256"
 if [ -f "$stamp" ] && [ -d "$SRC/.git" ] &&
+   [ "$(head -n 1 "$stamp")" = "$pin" ] &&
    git -C "$SRC" rev-parse -q --verify pristine >/dev/null; then
 	exit 0
 fi
+[ -f "$stamp" ] && [ "$(head -n 1 "$stamp")" != "$pin" ] &&
+	say "base/linux.pin changed ($(head -n 1 "$stamp") -> $pin): refetching"
 
 mkdir -p "$DL"
 version=$PIN_VERSION
@@ -71,5 +77,5 @@ git config gc.auto 0
 git add -A -f .
 git commit -q -m "Linux $(make -s kernelversion) from Debian $PIN_PKG $version (pristine)"
 git tag -f pristine >/dev/null
-echo "$version" >"$stamp"
+printf '%s\nunpacked %s\n' "$pin" "$version" >"$stamp"
 say "base ready: $(git log --oneline -1)"

@@ -5,7 +5,8 @@
 # scripts/checkpatch.pl --strict on every patch: any ERROR, WARNING or CHECK
 # fails.  With --build-each, also build the test kernel at every patch of
 # the series in turn (a worktree in build/series-tree, objects in
-# build/obj-series), to prove that each patch builds on its own.
+# build/obj-series), to prove that each patch builds on its own; with
+# --build-each N, from patch N on (after a change to the last patches).
 . "$(dirname "$0")/lib.sh"
 "$TOP/harness/apply.sh"
 out=$BUILD/series
@@ -48,7 +49,8 @@ if [ ! -d "$tree" ]; then
 	git -C "$SRC" worktree add -q --detach "$tree" pristine
 fi
 mkdir -p "$obj"
-for c in $(git -C "$SRC" rev-list --reverse pristine..HEAD); do
+first=${2:-1}
+for c in $(git -C "$SRC" rev-list --reverse pristine..HEAD | tail -n +"$first"); do
 	git -C "$tree" checkout -q --detach "$c"
 	subj=$(git -C "$tree" log -1 --format=%s)
 	say "building at: $subj"

@@ -537,7 +537,7 @@ TEST_F(promote, pinned_page_delays_promotion)
 
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, pipe(fds));
-	*(volatile char *)(p + SP_HPAGE / 2) = 0;
+	p[SP_HPAGE / 2] = 0;
 	sp_fill(p, SP_NR / 2, 9);
 	ASSERT_EQ(0, mprotect(p + SP_HPAGE / 2, SP_HPAGE / 2, PROT_READ));
 	for (k = SP_NR / 2; k < SP_NR; k++)
@@ -579,7 +579,7 @@ TEST_F(promote, scan_sleep_change_takes_effect)
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 3600000));
 	usleep(SP_QUIET_MS * 1000);
-	*(volatile char *)(p + SP_HPAGE / 2) = 0;
+	p[SP_HPAGE / 2] = 0;
 	sp_fill(p, SP_NR / 2, 11);
 	ASSERT_EQ(0, mprotect(p + SP_HPAGE / 2, SP_HPAGE / 2, PROT_READ));
 	for (k = SP_NR / 2; k < SP_NR; k++)
