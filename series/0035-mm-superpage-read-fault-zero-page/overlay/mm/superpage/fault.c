@@ -534,9 +534,17 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 
 	superpage_resv_grew(folio);
 	to = folio_nr_pages_mapped(folio);
-	/* Rechecked under the split queue lock, against concurrent zaps. */
-	if (to == HPAGE_PMD_NR)
+	if (to == HPAGE_PMD_NR) {
+		/* Rechecked under the split queue lock, against zaps. */
 		deferred_split_clear_partially_mapped(folio);
+		/*
+		 * Mapped whole in a VM_LOCKED VMA (mlock() populating a range
+		 * reserved before it): mlocked whole now, exactly, as a PMD
+		 * would be.  One made in a VM_LOCKED VMA already is.
+		 */
+		if (!folio_test_mlocked(folio))
+			mlock_vma_folio(folio, vma);
+	}
 	folio_unlock(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
