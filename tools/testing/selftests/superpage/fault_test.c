@@ -37,46 +37,30 @@ static void sp_counters_read(struct sp_counters *c)
 	c->mapped = sp_vmstat("superpage_resv_mapped");
 }
 
-/* The knobs a fixture sets, as they were before it. */
-struct sp_knobs {
-	int mode, cluster, threshold;
-};
-
 /*
  * Switch the feature on (mode 2) with fault clusters of up to 2^@cluster
- * subpages and the default threshold; restored by sp_knobs_restore().
+ * subpages and the default threshold, every knob pushed first; the
+ * fixture's teardown pops them.
  */
 static void sp_knobs_setup(struct __test_metadata *_metadata,
-			   struct sp_knobs *saved, int cluster)
+			   struct sp_settings *saved, int cluster)
 {
-	saved->mode = -1;
+	saved->pushed = 0;
 	if (geteuid())
 		SKIP(return, "must be run as root (pagemap PFNs, sysctl)");
 	if (access(SP_ENABLED, F_OK))
 		SKIP(return, "no %s: CONFIG_SUPERPAGE=n", SP_ENABLED);
 	if (sp_vmstat("superpage_resv_alloc") < 0)
 		SKIP(return, "no superpage_resv_* counters in /proc/vmstat");
-	saved->mode = sp_read_int(SP_ENABLED);
-	saved->threshold = access(SP_THRESHOLD, F_OK) ? -1 :
-			   sp_read_int(SP_THRESHOLD);
-	saved->cluster = sp_cluster_set(cluster);
-	if (saved->threshold >= 0)
+	sp_settings_push(saved);
+	sp_cluster_set(cluster);
+	if (!access(SP_THRESHOLD, F_OK))
 		ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_THRESHOLD_DEFAULT));
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 }
 
-static void sp_knobs_restore(const struct sp_knobs *saved)
-{
-	if (saved->mode < 0)
-		return;
-	sp_write_int(SP_ENABLED, saved->mode);
-	sp_cluster_restore(saved->cluster);
-	if (saved->threshold >= 0)
-		sp_write_int(SP_THRESHOLD, saved->threshold);
-}
-
 FIXTURE(fault) {
-	struct sp_knobs saved;
+	struct sp_settings saved;
 	struct sp_counters before;
 };
 
@@ -88,11 +72,11 @@ FIXTURE_SETUP(fault)
 
 FIXTURE_TEARDOWN_PARENT(fault)
 {
-	sp_knobs_restore(&self->saved);
+	sp_settings_pop(&self->saved);
 }
 
 FIXTURE(fault_nocluster) {
-	struct sp_knobs saved;
+	struct sp_settings saved;
 	struct sp_counters before;
 };
 
@@ -104,7 +88,7 @@ FIXTURE_SETUP(fault_nocluster)
 
 FIXTURE_TEARDOWN_PARENT(fault_nocluster)
 {
-	sp_knobs_restore(&self->saved);
+	sp_settings_pop(&self->saved);
 }
 
 /* Counter deltas since the fixture (or the last reset). */
@@ -875,16 +859,15 @@ TEST_F(fault, mlock_onfault_counts_touched_pages)
 	size_t size = 4 * SP_HPAGE;
 	char *p = sp_map_aligned(size), thp[128] = "";
 	long mlocked, delta;
-	int r, k, touched = 0, always;
+	int r, k, touched = 0;
 
 	ASSERT_NE(NULL, p);
 	if (syscall(SYS_mlock2, p, size, 1 /* MLOCK_ONFAULT */))
 		SKIP(return, "mlock2(MLOCK_ONFAULT): %s", strerror(errno));
 	/* THP "always" would lock 2 MiB per range here, as without us. */
-	always = sp_read_file(SP_THP_ENABLED, thp, sizeof(thp)) > 0 &&
-		 strstr(thp, "[always]");
-	if (always)
-		sp_write_file(SP_THP_ENABLED, "madvise");
+	if (sp_read_file(SP_THP_ENABLED, thp, sizeof(thp)) > 0 &&
+	    strstr(thp, "[always]"))
+		ASSERT_EQ(0, sp_write_file(SP_THP_ENABLED, "madvise"));
 	mlocked = sp_mlocked_kb();
 	for (r = 0; r < 4; r++) {
 		for (k = 0; k <= r; k++) {
@@ -900,8 +883,6 @@ TEST_F(fault, mlock_onfault_counts_touched_pages)
 	munlock(p, size);
 	EXPECT_EQ(0, sp_mlocked_kb() - mlocked);
 	munmap(p, size);
-	if (always)
-		sp_write_file(SP_THP_ENABLED, "always");
 }
 
 /*

@@ -39,46 +39,30 @@ static void sp_pcounters_read(struct sp_pcounters *c)
 	c->collapse = sp_vmstat("thp_collapse_alloc");
 }
 
-/* The knobs a fixture sets, as they were before it. */
-struct sp_knobs {
-	int mode, threshold, sleep_ms, cluster;
-};
-
 /*
  * Switch the feature on (mode 2) with fault clusters of up to 2^@cluster
- * subpages, the default threshold and a 100 ms scan period.
+ * subpages, the default threshold and a 100 ms scan period, every knob
+ * pushed first; the fixture's teardown pops them.
  */
 static void sp_knobs_setup(struct __test_metadata *_metadata,
-			   struct sp_knobs *saved, int cluster)
+			   struct sp_settings *saved, int cluster)
 {
-	saved->mode = -1;
+	saved->pushed = 0;
 	if (geteuid())
 		SKIP(return, "must be run as root (pagemap PFNs, sysctl)");
 	if (access(SP_ENABLED, F_OK))
 		SKIP(return, "no %s: CONFIG_SUPERPAGE=n", SP_ENABLED);
 	if (access(SP_THRESHOLD, F_OK) || sp_vmstat("superpage_promote") < 0)
 		SKIP(return, "this kernel has no promotion");
-	saved->mode = sp_read_int(SP_ENABLED);
-	saved->threshold = sp_read_int(SP_THRESHOLD);
-	saved->sleep_ms = sp_read_int(SP_SCAN_SLEEP);
+	sp_settings_push(saved);
 	ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_THRESHOLD_DEFAULT));
 	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 100));
-	saved->cluster = sp_cluster_set(cluster);
+	sp_cluster_set(cluster);
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 }
 
-static void sp_knobs_restore(const struct sp_knobs *saved)
-{
-	if (saved->mode < 0)
-		return;
-	sp_write_int(SP_ENABLED, saved->mode);
-	sp_cluster_restore(saved->cluster);
-	sp_write_int(SP_THRESHOLD, saved->threshold);
-	sp_write_int(SP_SCAN_SLEEP, saved->sleep_ms);
-}
-
 FIXTURE(promote) {
-	struct sp_knobs saved;
+	struct sp_settings saved;
 	struct sp_pcounters before;
 };
 
@@ -90,11 +74,11 @@ FIXTURE_SETUP(promote)
 
 FIXTURE_TEARDOWN_PARENT(promote)
 {
-	sp_knobs_restore(&self->saved);
+	sp_settings_pop(&self->saved);
 }
 
 FIXTURE(promote_nocluster) {
-	struct sp_knobs saved;
+	struct sp_settings saved;
 	struct sp_pcounters before;
 };
 
@@ -106,7 +90,7 @@ FIXTURE_SETUP(promote_nocluster)
 
 FIXTURE_TEARDOWN_PARENT(promote_nocluster)
 {
-	sp_knobs_restore(&self->saved);
+	sp_settings_pop(&self->saved);
 }
 
 static long sp_delta(long before, const char *name)
@@ -619,16 +603,13 @@ static int sp_wait_full_scans(long ms)
  */
 TEST_F(promote, khugepaged_leaves_reservations)
 {
-	char thp[128], *p = NULL;
-	int sleep_ms, pages;
+	char *p = NULL;
 	long collapse;
 	uint64_t base;
 
 	if (access(KHUGEPAGED "full_scans", F_OK))
 		SKIP(return, "no khugepaged");
-	ASSERT_LT(0, sp_read_file(SP_THP_ENABLED, thp, sizeof(thp)));
-	sleep_ms = sp_read_int(KHUGEPAGED "scan_sleep_millisecs");
-	pages = sp_read_int(KHUGEPAGED "pages_to_scan");
+	/* The fixture's teardown puts every knob back. */
 	ASSERT_EQ(0, sp_write_file(SP_THP_ENABLED, "madvise"));
 	ASSERT_EQ(0, sp_write_int(KHUGEPAGED "scan_sleep_millisecs", 10));
 	ASSERT_EQ(0, sp_write_int(KHUGEPAGED "pages_to_scan", 4096));
@@ -653,10 +634,6 @@ TEST_F(promote, khugepaged_leaves_reservations)
 	EXPECT_EQ(-1, sp_bad_page(p, 300, 10));
 
 	munmap(p, SP_HPAGE);
-	sp_write_file(SP_THP_ENABLED, strstr(thp, "[always]") ? "always" :
-		      strstr(thp, "[never]") ? "never" : "madvise");
-	sp_write_int(KHUGEPAGED "scan_sleep_millisecs", sleep_ms);
-	sp_write_int(KHUGEPAGED "pages_to_scan", pages);
 }
 
 /* ksuperpaged runs exactly while the feature is on. */
@@ -727,11 +704,10 @@ TEST_F(promote, hint_burst_starts_a_scan)
 	const int nr = 64;
 	size_t size = nr * SP_HPAGE;
 	char *p = sp_map_aligned(size);
-	int r, k, pages;
+	int r, k;
 	long huge, t0;
 
 	ASSERT_NE(NULL, p);
-	pages = sp_read_int(SP_PAGES_TO_SCAN);
 	ASSERT_EQ(0, sp_write_int(SP_PAGES_TO_SCAN, nr * SP_NR));
 	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 60000));
 	for (r = 0; r < nr; r++)
@@ -742,7 +718,6 @@ TEST_F(promote, hint_burst_starts_a_scan)
 	huge = sp_wait_anon_huge(p, size / 1024, SP_WAIT_MS);
 	TH_LOG("%ld of %zu kB PMD-mapped %ld ms after the burst", huge,
 	       size / 1024, sp_now_ms() - t0);
-	sp_write_int(SP_PAGES_TO_SCAN, pages);
 	EXPECT_EQ(size / 1024, huge);
 	munmap(p, size);
 }

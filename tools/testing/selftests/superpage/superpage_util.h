@@ -160,6 +160,79 @@ static inline int sp_cluster_set(int order)
 	return old;
 }
 
+/*
+ * Every knob a test may change: the superpage sysctls and the THP sysfs
+ * files.  A fixture pushes them all in its setup (sp_settings_push()) and
+ * pops them in its teardown (sp_settings_pop()), as selftests/mm's
+ * thp_settings.h does, so that a test body changes knobs freely and never
+ * restores them itself (an assert that fails cannot skip a restore).
+ */
+#define SP_THP_DIR	"/sys/kernel/mm/transparent_hugepage/"
+
+static const char * const sp_knob_files[] = {
+	SP_ENABLED, SP_THRESHOLD, SP_SCAN_SLEEP, SP_PAGES_TO_SCAN, SP_DEMOTE,
+	SP_CLUSTER, SP_THP_ENABLED, SP_THP_DIR "defrag",
+	SP_THP_DIR "shrink_underused", SP_THP_DIR "khugepaged/defrag",
+	SP_THP_DIR "khugepaged/max_ptes_none",
+	SP_THP_DIR "khugepaged/scan_sleep_millisecs",
+	SP_THP_DIR "khugepaged/pages_to_scan",
+};
+
+#define SP_NR_KNOBS	ARRAY_SIZE(sp_knob_files)
+
+struct sp_settings {
+	int pushed;
+	/* Each knob's value, "" where the kernel has no such file. */
+	char val[SP_NR_KNOBS][32];
+};
+
+/*
+ * The value to write back from what a knob file reads: the bracketed word
+ * of a choice ("always [madvise] never"), else the first line.
+ */
+static inline void sp_knob_value(const char *buf, char *out, size_t len)
+{
+	const char *b = strchr(buf, '[');
+	size_t n;
+
+	if (b) {
+		b++;
+		n = strcspn(b, "]");
+	} else {
+		b = buf;
+		n = strcspn(b, "\n");
+	}
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, b, n);
+	out[n] = 0;
+}
+
+static inline void sp_settings_push(struct sp_settings *st)
+{
+	char buf[256];
+	size_t i;
+
+	for (i = 0; i < SP_NR_KNOBS; i++) {
+		st->val[i][0] = 0;
+		if (sp_read_file(sp_knob_files[i], buf, sizeof(buf)) > 0)
+			sp_knob_value(buf, st->val[i], sizeof(st->val[i]));
+	}
+	st->pushed = 1;
+}
+
+/* Restore what sp_settings_push() saw, the feature switch last. */
+static inline void sp_settings_pop(const struct sp_settings *st)
+{
+	size_t i = SP_NR_KNOBS;
+
+	if (!st->pushed)
+		return;
+	while (i--)
+		if (st->val[i][0])
+			sp_write_file(sp_knob_files[i], st->val[i]);
+}
+
 /* The pagemap entry of @addr in this process. */
 static inline uint64_t sp_pagemap(const void *addr)
 {

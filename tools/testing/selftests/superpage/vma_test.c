@@ -923,19 +923,15 @@ static int sp_scenario(struct __test_metadata *_metadata, const char *name,
 	return ret;
 }
 
-/* The knobs the fixtures save, and restore in the parent. */
-struct sp_knobs {
-	int mode, cluster, threshold;
-};
-
 /*
- * Save the knobs and switch the feature on for every eligible mapping,
- * leaving the rest at what the kernel has.  False: skip the test.
+ * Push every knob and switch the feature on for every eligible mapping,
+ * leaving the rest at what the kernel has; the fixture's teardown pops
+ * them.  False: skip the test.
  */
 static bool sp_knobs_setup(struct __test_metadata *_metadata,
-			   struct sp_knobs *k)
+			   struct sp_settings *k)
 {
-	k->mode = -1;
+	k->pushed = 0;
 	if (geteuid())
 		SKIP(return false, "must be run as root (sysctl, pagemap PFNs)");
 	if (access(SP_ENABLED, F_OK))
@@ -943,26 +939,13 @@ static bool sp_knobs_setup(struct __test_metadata *_metadata,
 	if (sp_vmstat("nr_superpage_resv") < 0 ||
 	    sp_vmstat("nr_superpage_resv_unused") < 0)
 		SKIP(return false, "this kernel has no reservation gauges");
-	k->cluster = access(SP_CLUSTER, F_OK) ? -1 : sp_read_int(SP_CLUSTER);
-	k->threshold = sp_read_int(SP_THRESHOLD);
-	k->mode = sp_read_int(SP_ENABLED);
+	sp_settings_push(k);
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 	return true;
 }
 
-static void sp_knobs_restore(const struct sp_knobs *k)
-{
-	if (k->mode < 0)
-		return;
-	sp_write_int(SP_ENABLED, k->mode);
-	if (k->cluster >= 0)
-		sp_write_int(SP_CLUSTER, k->cluster);
-	if (k->threshold > 0)
-		sp_write_int(SP_THRESHOLD, k->threshold);
-}
-
 FIXTURE(vma) {
-	struct sp_knobs knobs;
+	struct sp_settings knobs;
 };
 
 FIXTURE_SETUP(vma)
@@ -972,7 +955,7 @@ FIXTURE_SETUP(vma)
 
 FIXTURE_TEARDOWN_PARENT(vma)
 {
-	sp_knobs_restore(&self->knobs);
+	sp_settings_pop(&self->knobs);
 }
 
 /*
@@ -1063,19 +1046,17 @@ static void sp_regress(struct __test_metadata *_metadata, int saved,
 			sp_scenario(_metadata, name, sp_regress_child, &r);
 		}
 	}
-	if (saved >= 0)
-		sp_write_int(SP_CLUSTER, saved);
 	EXPECT_LT(0, tried);
 }
 
 TEST_F_TIMEOUT(vma, cluster_stays_inside_vma, 300)
 {
-	sp_regress(_metadata, self->knobs.cluster, false);
+	sp_regress(_metadata, access(SP_CLUSTER, F_OK) ? -1 : 0, false);
 }
 
 TEST_F_TIMEOUT(vma, cluster_stays_inside_vma_left, 300)
 {
-	sp_regress(_metadata, self->knobs.cluster, true);
+	sp_regress(_metadata, access(SP_CLUSTER, F_OK) ? -1 : 0, true);
 }
 
 /*
@@ -1176,7 +1157,7 @@ static void sp_matrix(struct __test_metadata *_metadata, const char *what,
 }
 
 FIXTURE(vma_edit) {
-	struct sp_knobs knobs;
+	struct sp_settings knobs;
 };
 
 FIXTURE_SETUP(vma_edit)
@@ -1186,7 +1167,7 @@ FIXTURE_SETUP(vma_edit)
 
 FIXTURE_TEARDOWN_PARENT(vma_edit)
 {
-	sp_knobs_restore(&self->knobs);
+	sp_settings_pop(&self->knobs);
 }
 
 /* A kind of scenario: its edits in turn, maybe made by a forked child. */
