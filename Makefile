@@ -6,7 +6,8 @@ H := harness
 
 .PHONY: all kernel kernel-sanitizer kernel-stock kernel-bench test demo shell \
 	mm-selftests mm-selftests-sanitizer bench bench-short stress stress-short \
-	mm-selftests-stock series series-build check-detector apply clean distclean
+	mm-selftests-stock series series-build check-detector cleanroom apply clean \
+	distclean
 
 all: kernel
 
@@ -76,6 +77,11 @@ series-build:
 # Prove the console splat detector on recorded console logs.
 check-detector:
 	@$(H)/tests/check-console-test.sh
+
+# The README's two commands in a fresh Debian 12 minbase chroot (root;
+# SP_CLEANROOM_DIR, SP_CLEANROOM_REUSE=1): about 30 minutes or more.
+cleanroom:
+	@$(H)/cleanroom.sh
 
 clean:
 	rm -rf build/obj-* build/selftests build/logs build/*.cpio build/bzImage*

@@ -8,6 +8,9 @@
 # closing line
 # "N passed, N failed, N skipped".  Exits non-zero on any failed test, on a
 # guest that did not finish, and on any kernel splat on the console.
+# Every case a binary's sources declare must report (a case that did not
+# counts as failed), and a SKIP not listed in harness/kselftest-skips.list
+# counts as failed too (harness/tap-summary.sh).
 . "$(dirname "$0")/lib.sh"
 t0=$(date +%s)
 "$TOP/harness/deps.sh"
@@ -27,9 +30,28 @@ if "$TOP/harness/tests/check-console-test.sh"; then
 else
 	note fail "splat detector self-test"
 fi
+say "kselftest counting self-test"
+if "$TOP/harness/tests/tap-summary-test.sh"; then
+	note ok "kselftest counting flags every missing case and undocumented skip in the recorded TAP"
+else
+	note fail "kselftest counting self-test"
+fi
+say "stress verdict self-test"
+if "$TOP/harness/tests/stress-check-test.sh"; then
+	note ok "stress verdict fails every recorded bad stress run and passes the good ones"
+else
+	note fail "stress verdict self-test"
+fi
 
 "$TOP/harness/build-kernel.sh" test
 "$TOP/harness/build-selftests.sh"
+# How many cases each binary must report, counted from the sources it was
+# built from (harness/ksft-count.sh; tap-summary.sh --expect checks).
+expect=$BUILD/selftests/superpage.expect
+mapfile -t bins < <(cd "$BUILD/selftests/superpage" &&
+	for f in *; do [ -f "$f" ] && [ -x "$f" ] && echo "$f"; done)
+"$TOP/harness/ksft-count.sh" "$SRC/tools/testing/selftests/superpage" "${bins[@]}" >"$expect"
+say "superpage kselftests: $(awk '{ n += $2; s = s " " $1 "=" $2 } END { print n " cases:" s }' "$expect")"
 initrd=$BUILD/initramfs-test.cpio
 "$TOP/harness/initramfs.sh" "$initrd" "$BUILD/selftests/superpage=selftests/superpage"
 
@@ -67,9 +89,14 @@ else
 	note fail "stress short variant (see $LOGS/stress-short.report)"
 fi
 
+# Every case of every binary must have reported, and only the skips that
+# harness/kselftest-skips.list allows may skip (tap-summary.sh).
 set +e
-summary=$("$TOP/harness/tap-summary.sh" "$out")
+"$TOP/harness/tap-summary.sh" --expect "$expect" \
+	--skips "$TOP/harness/kselftest-skips.list" "$out" >"$LOGS/test.summary"
 set -e
+sed '$d' "$LOGS/test.summary"
+summary=$(tail -n 1 "$LOGS/test.summary")
 read -r p _ f _ s _ <<<"$(echo "$summary" | tr -d ',')"
 p=$((p + extra_pass)) f=$((f + extra_fail))
 echo "# kselftests: $summary; harness checks: $extra_pass passed, $extra_fail failed"

@@ -24,9 +24,28 @@
  * is reported with what it held and what it should have held, and makes
  * the exit status 1.  Each worker prints its operation counts.
  *
+ * A worker or a fork child killed by a signal is reported ("killed by
+ * signal N"); any signal but SIGKILL is a failure (exit 1).  SIGKILL is
+ * what the OOM killer sends, but the soak cannot tell an OOM kill from any
+ * other: when SIGKILL is all that went wrong it exits 3, and the caller
+ * must confirm those kills against the memory cgroup's oom_kill count (the
+ * stress job does).
+ *
  *	sp_soak SECONDS WORKERS MIB_PER_WORKER
  *	sp_soak --self-test	one worker, one page changed behind its back:
  *				exits 0 only if the soak reports it
+ *	sp_soak --cycle SECONDS MIB CGROUP
+ *		promotion and demotion in rounds, in the memory cgroup
+ *		CGROUP (a directory) that the caller put it in: map MIB
+ *		(2 MiB-aligned) afresh, write every page (the ranges fill and
+ *		the daemon promotes them), wait a second, set the cgroup's
+ *		memory.high to half of MIB (reclaim demotes the superpages
+ *		and swaps part of them), lift it again, check every page,
+ *		unmap; prints "rounds=N"
+ *
+ * Exit status: 0 every page read back right; 1 a corrupt page, or a process
+ * killed by a signal other than SIGKILL; 2 bad usage or setup failure;
+ * 3 no failure, but processes killed by SIGKILL (counted in the output).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,6 +82,7 @@ static size_t size, npages;
 static uint32_t *gen;		/* per page; 0: must read zero */
 static uint64_t rng;
 static long corrupt;
+static long sigkilled;		/* fork children killed by SIGKILL */
 static int inject;		/* --self-test: corrupt a page on purpose */
 
 static uint64_t rnd(void)
@@ -148,7 +168,19 @@ static void op_fork(void)
 		fflush(stdout);
 		_exit(bad ? 1 : 0);
 	}
-	if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st)) {
+	if (waitpid(pid, &st, 0) != pid) {
+		printf("sp_soak: worker %d: waitpid: %s\n", worker,
+		       strerror(errno));
+		corrupt++;
+	} else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) {
+		printf("sp_soak: worker %d: its fork child (pid %d) was killed by signal %d (SIGKILL)\n",
+		       worker, (int)pid, WTERMSIG(st));
+		sigkilled++;
+	} else if (WIFSIGNALED(st)) {
+		printf("sp_soak: worker %d: its fork child (pid %d) was killed by signal %d (%s)\n",
+		       worker, (int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+		corrupt++;
+	} else if (WEXITSTATUS(st)) {
 		printf("sp_soak: worker %d: the forked child found corrupt pages\n",
 		       worker);
 		corrupt++;
@@ -281,13 +313,72 @@ static int work(int w, long seconds, size_t mib)
 		printf(" %s=%ld", op_name[op], ops[op]);
 		n += ops[op];
 	}
-	printf(" ops=%zu corrupt=%ld\n", n, corrupt);
+	printf(" ops=%zu corrupt=%ld sigkilled=%ld\n", n, corrupt, sigkilled);
+	return corrupt ? 1 : sigkilled ? 3 : 0;
+}
+
+static int set_high(const char *cg, const char *val)
+{
+	char path[512];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/memory.high", cg);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	rc = fputs(val, f) < 0;
+	/* Reclaim down to the new limit happens in this write. */
+	rc |= fclose(f) != 0;
+	return rc ? -1 : 0;
+}
+
+static int cycle(long seconds, size_t mib, const char *cg)
+{
+	time_t end = time(NULL) + seconds;
+	char half[32];
+	long rounds = 0;
+	size_t k;
+	char *raw;
+
+	worker = 0;
+	rng = 0x9e3779b97f4a7c15ULL;
+	size = mib << 20;
+	npages = size / PAGE;
+	snprintf(half, sizeof(half), "%zuM", mib / 2 ? mib / 2 : 1);
+	gen = calloc(npages, sizeof(*gen));
+	if (!gen || set_high(cg, "max")) {
+		perror("sp_soak: --cycle");
+		return 2;
+	}
+	while (time(NULL) < end) {
+		raw = mmap(NULL, size + HPAGE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (raw == MAP_FAILED) {
+			perror("sp_soak: --cycle: mmap");
+			return 2;
+		}
+		region = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+		memset(gen, 0, npages * sizeof(*gen));
+		for (k = 0; k < npages; k++)
+			put(k, (uint32_t)rounds + 1);
+		sleep(1);
+		/* Not checked under the limit: that would only thrash. */
+		if (set_high(cg, half))
+			perror("sp_soak: --cycle: memory.high");
+		set_high(cg, "max");
+		verify_all("after reclaim");
+		munmap(raw, size + HPAGE);
+		rounds++;
+	}
+	printf("sp_soak: cycle: rounds=%ld corrupt=%ld\n", rounds, corrupt);
 	return corrupt ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	int workers, w, st, rc = 0;
+	int workers, w, st, rc = 0, killed = 0;
+	pid_t pid;
 
 	if (argc == 2 && !strcmp(argv[1], "--self-test")) {
 		inject = 1;
@@ -296,33 +387,53 @@ int main(int argc, char **argv)
 		       "the changed page was reported" : "NOT DETECTED");
 		return rc == 1 ? 0 : 1;
 	}
+	if (argc == 5 && !strcmp(argv[1], "--cycle")) {
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return cycle(atol(argv[2]), atol(argv[3]), argv[4]);
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: sp_soak SECONDS WORKERS MIB_PER_WORKER\n");
+		fprintf(stderr, "usage: sp_soak SECONDS WORKERS MIB_PER_WORKER\n"
+			"       sp_soak --cycle SECONDS MIB CGROUP\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	workers = atoi(argv[2]);
+	if (workers < 1 || workers > 64) {
+		fprintf(stderr, "sp_soak: 1 to 64 workers\n");
+		return 2;
+	}
+	printf("sp_soak: %d workers of %ld MiB for %ld s\n", workers,
+	       atol(argv[3]), atol(argv[1]));
 	for (w = 0; w < workers; w++) {
-		pid_t pid = fork();
-
+		pid = fork();
 		if (pid == 0)
 			_exit(work(w, atol(argv[1]), atol(argv[3])));
 		if (pid < 0) {
 			perror("fork");
 			return 2;
 		}
+		printf("sp_soak: worker %d is pid %d\n", w, (int)pid);
 	}
-	while (wait(&st) > 0) {
-		if (WIFSIGNALED(st)) {
-			printf("sp_soak: a worker died of signal %d\n",
-			       WTERMSIG(st));
-			/* An OOM kill in a small cgroup is not corruption. */
-			if (WTERMSIG(st) != SIGKILL)
-				rc = 1;
+	while ((pid = wait(&st)) > 0) {
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) {
+			printf("sp_soak: worker pid %d was killed by signal %d (SIGKILL)\n",
+			       (int)pid, WTERMSIG(st));
+			killed = 1;
+		} else if (WIFSIGNALED(st)) {
+			printf("sp_soak: worker pid %d was killed by signal %d (%s)\n",
+			       (int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+			rc = 1;
+		} else if (WEXITSTATUS(st) == 3) {
+			killed = 1;	/* SIGKILLed fork children, reported */
 		} else if (WEXITSTATUS(st)) {
 			rc = 1;
 		}
 	}
-	printf("sp_soak: %s\n", rc ? "FAILED" : "all pages read back right");
-	return rc;
+	if (rc)
+		printf("sp_soak: FAILED\n");
+	else if (killed)
+		printf("sp_soak: all pages read back right, but processes were killed by SIGKILL (OOM kills?)\n");
+	else
+		printf("sp_soak: all pages read back right\n");
+	return rc ? rc : killed ? 3 : 0;
 }

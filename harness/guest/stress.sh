@@ -6,6 +6,9 @@
 #   - trinity on the memory-management syscalls, as user nobody;
 #   - stress-ng's vm-class stressors;
 #   - sp_soak, the data-integrity soak (harness/guest-src/sp_soak.c);
+#   - sp_soak --cycle: rounds of a fresh 16 MiB region filled (promoted),
+#     then its own cgroup's memory.high lowered (demoted, partly swapped),
+#     checked and unmapped, so that the run demotes whatever else it does;
 #   - sp_vmafuzz, the VMA-edit soak (harness/guest-src/sp_vmafuzz.c):
 #     threads of one process editing their ranges with munmap, mprotect,
 #     mremap, madvise, mlock and fork between fault runs, every access
@@ -15,10 +18,14 @@
 # its exact check that its reservations are all gone once it has exited;
 # after it, with every stressor gone, nr_superpage_resv must be back to its
 # value at the start of the job.
-# The host fails the run on any kernel splat (harness/check-console.sh).
-# Exit status: 1 when sp_soak found a corrupt page, sp_vmafuzz a page
-# mapped against its VMAs (or with the wrong content) or a leaked
-# reservation, stress-ng reported a failed stressor, reservations stayed
+# The host fails the run on any kernel splat (harness/check-console.sh),
+# and judges from this job's output (harness/stress-check.sh) what needs
+# the whole run: processes killed by SIGKILL confirmed as OOM kills by
+# memory.events, operations per worker, the superpage counters.
+# Exit status: 1 when sp_soak found a corrupt page or a process of it was
+# killed by a signal other than SIGKILL, sp_vmafuzz a page mapped against
+# its VMAs (or with the wrong content) or a leaked reservation, stress-ng
+# reported a failed stressor or one killed by a signal, reservations stayed
 # behind, or a tool could not run.
 secs=1800
 for arg in $(cat /proc/cmdline); do
@@ -80,11 +87,12 @@ echo madvise >$thp/enabled && echo 100 >$thp/khugepaged/scan_sleep_millisecs
 #     alone needs (3 x 40 MiB), so that limit reclaim, not only
 #     MADV_PAGEOUT, keeps pushing their pages to zram;
 #   stress/trinity: 64 MiB protected by memory.min, or the thrashing of
-#     its neighbours starves trinity before it runs a syscall.
+#     its neighbours starves trinity before it runs a syscall;
+#   stress/cycle: sp_soak --cycle, which sets its memory.high itself.
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 mkdir -p $cg && echo 192M >$cg/memory.max &&
 	echo +memory >$cg/cgroup.subtree_control &&
-	mkdir -p $cg/load $cg/trinity &&
+	mkdir -p $cg/load $cg/trinity $cg/cycle &&
 	echo 128M >$cg/load/memory.max && echo 96M >$cg/load/memory.high &&
 	echo 64M >$cg/trinity/memory.min || { echo "# memory cgroup"; fail=1; }
 [ $fail -eq 0 ] || exit 1
@@ -141,10 +149,16 @@ kpid=$!
 	exec /guest/sp_vmafuzz "$secs" 3 8
 ) >/tmp/vmafuzz.log 2>&1 &
 vpid=$!
+(
+	echo 0 >$cg/cycle/cgroup.procs
+	echo -900 >/proc/self/oom_score_adj
+	exec /guest/sp_soak --cycle "$secs" 16 $cg/cycle
+) >/tmp/cycle.log 2>&1 &
+cpid=$!
 
 t0=$(date +%s)
 while kill -0 $spid 2>/dev/null || kill -0 $kpid 2>/dev/null ||
-	kill -0 $vpid 2>/dev/null; do
+	kill -0 $vpid 2>/dev/null || kill -0 $cpid 2>/dev/null; do
 	sleep 60
 	echo "# $(( $(date +%s) - t0 ))s: memory.current $(cat $cg/load/memory.current)" \
 		"+ $(cat $cg/trinity/memory.current)," \
@@ -161,19 +175,38 @@ wait $spid
 src=$?
 wait $tpid
 trc=$?
+wait $cpid
+crc=$?
 
 echo "# sp_soak (exit $krc):"
 sed 's/^/#   /' /tmp/soak.log
-[ $krc -eq 0 ] || fail=1
+# 3: processes killed by SIGKILL and nothing else wrong; the host checks
+# them against the cgroup's oom_kill count.
+[ $krc -eq 0 ] || [ $krc -eq 3 ] || fail=1
+echo "# sp_soak --cycle (exit $crc):"
+sed 's/^/#   /' /tmp/cycle.log
+[ $crc -eq 0 ] || fail=1
 echo "# sp_vmafuzz (exit $vrc):"
 show /tmp/vmafuzz.log
 [ $vrc -eq 0 ] || fail=1
+echo "# sp_vmafuzz operations per thread:"
+grep -E 'sp_vmafuzz: T[0-9]+: ops=' /tmp/vmafuzz.log | sed 's/^/#   /'
+# What the OOM killer may have done, as the soaks saw it (counted in their
+# whole logs; harness/stress-check.sh compares with memory.events).
+echo "# killed by SIGKILL: sp_soak $(grep -c 'killed by signal 9 (SIGKILL)' /tmp/soak.log)," \
+	"sp_vmafuzz $(grep -c -e 'the fork child was killed (OOM?)' \
+		-e 'the work process died of signal 9$' /tmp/vmafuzz.log)"
 echo "# stress-ng (exit $src):"
-grep -E 'stressor|bogo|passed|failed|skipped|metrc|info:' /tmp/stress-ng.log | sed 's/^/#   /' | tail -n 40
-# 0: all passed; 2: a stressor failed (a verify error among them); 3 and
-# up: a stressor could not run here, which is not a kernel failure.
-[ $src -eq 2 ] && fail=1
-[ $src -eq 1 ] && fail=1
+grep -E 'stressor|passed|failed|skipped|info:' /tmp/stress-ng.log | grep -v 'metrc:' |
+	sed 's/^/#   /' | tail -n 40
+echo "# stress-ng bogo ops:"
+grep 'metrc:' /tmp/stress-ng.log | sed 's/^/#   /'
+# 0: all passed; 1: an error; 2: a stressor failed (a verify error among
+# them); 5: a stressor killed by an unexpected signal; 6: a stressor that
+# exited unexpectedly.  3 and 4: a stressor could not run here, which is
+# not a kernel failure; 7: bogo-op counts untrustworthy, most likely after
+# an OOM kill (the host checks that there was one).
+case $src in 1|2|5|6) fail=1 ;; esac
 echo "# trinity (exit $trc; 124/130 = stopped by the timeout):"
 grep -iE 'syscalls|iterations|error|taint' /tmp/trinity.log | sed 's/^/#   /' | tail -n 10
 tail -n 3 /tmp/trinity.log | sed 's/^/#   /'
@@ -194,6 +227,10 @@ done
 echo "# counters during the run:"
 grep -E '^(superpage|thp_(fault|collapse)|pswp)' /proc/vmstat >/tmp/vmstat.1
 paste /tmp/vmstat.0 /tmp/vmstat.1 | awk '{ d = $4 - $2; if (d) printf "#   %s %d\n", $1, d }'
+# Every superpage counter, zero or not, for harness/stress-check.sh.
+echo "# superpage counters at the end (name, value, change during the run):"
+paste /tmp/vmstat.0 /tmp/vmstat.1 |
+	awk '$1 ~ /^superpage_/ { printf "#   %s %d %d\n", $1, $4, $4 - $2 }'
 # Every stressor has exited: the reservations they made must be gone.  A
 # free may lag a little: per-CPU LRU batches (drained by drop_caches) and
 # the swap cache (emptied by swapoff) can hold a last reference.
