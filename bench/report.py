@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the benchmark guest's output into bench/results/.
 
-Reads the "R workload mode metric value", "S workload mode ms percent" and
-"I key value" lines that harness/guest/bench.sh and sp_bench print, and
-writes:
-  results.csv   one row per (workload, metric, mode)
+Reads the "R workload mode metric value rep", "S workload mode ms percent
+rep" and "I key value" lines that harness/guest/bench.sh and sp_bench
+print, and writes:
+  results.csv   one row per (workload, metric, mode, repetition)
+  summary.csv   one row per (workload, metric, mode): median, min, max, n
   coverage.csv  huge-mapping coverage samples over time
-  table.md      per workload, every mode's figure and each superpage
-                mode's ratio to the best other mode
-  *.png         plots, drawn with gnuplot (when it is installed)
+  table.md      per workload, every mode's median (and min-max over the
+                repetitions) and each superpage mode's ratio of medians to
+                the best other mode
+  *.png         plots (medians), drawn with gnuplot (when it is installed)
 Nothing here judges performance: it only reports.
 """
 import argparse
@@ -23,6 +25,7 @@ import tempfile
 MODES = [
     ("4k", "4 KiB"),
     ("thp", "THP always"),
+    ("thp-shrink", "THP always + underused shrinker"),
     ("khugepaged", "THP madvise + khugepaged"),
     ("mthp64", "mTHP 64 KiB"),
     ("hugetlb", "hugetlbfs"),
@@ -44,7 +47,22 @@ WORKLOADS = [
     ("fork", "Fork of a filled heap; the child writes one word per 64 KiB "
              "(Redis-style snapshot)"),
     ("procs", "Short-lived processes, each writing every page of 4 MiB"),
+    ("redis-load", "redis-server (Debian's redis 7, jemalloc) after "
+                   "redis-benchmark loaded it with random keys; server "
+                   "process memory (smaps_rollup), its cgroup, MemAvailable "
+                   "drop since before the server started"),
+    ("redis-frag", "The same after three keys in four were deleted"),
+    ("redis-settled", "The same 2 s later (the daemons ran)"),
+    ("redis-bench", "redis-benchmark's own SET and GET test on the "
+                    "fragmented server (50 clients, no pipelining): "
+                    "throughput and latency; then the server's memory"),
+    ("xz", "xz -6 -T1 compressing a file, run as short-lived processes one "
+           "after the other: per run (median), peak RSS, AnonHugePages "
+           "sampled every 10 ms, memory cgroup peak"),
 ]
+SWEEP = [4, 16, 64, 256, 2048]
+for _k in SWEEP:
+    WORKLOADS.append((f"sweep-{_k}", f"Density sweep: one write per {_k} KiB"))
 
 # metric: (description, unit, better): better is "lower", "higher" or None
 # (a fact, not a score: no ratio).
@@ -67,10 +85,38 @@ METRICS = {
                         "lower"),
     "mem_settled_kib": ("memory used after the settle time", "KiB",
                         "lower"),
-    "mem_broken_kib": ("memory used once reservations' unused pages are "
-                       "reclaimed", "KiB", "lower"),
-    "swapped_by_break": ("pages swapped out by that reclaim", "pages",
-                         "lower"),
+    "huge_kib": ("huge-mapped part of the mapping (its VMA's "
+                 "AnonHugePages + Private_Hugetlb)", "KiB", None),
+    "huge_settled_kib": ("huge-mapped after the settle time", "KiB", None),
+    "reclaim_ms": ("memory.reclaim of the untouched size: time", "ms",
+                   "lower"),
+    "mem_reclaimed_kib": ("memory used after that reclaim request", "KiB",
+                          "lower"),
+    "rss_reclaimed_kib": ("RSS after that reclaim request", "KiB", "lower"),
+    "huge_reclaimed_kib": ("huge-mapped after that reclaim request", "KiB",
+                           None),
+    "swapped_by_reclaim": ("pages swapped out by that reclaim request",
+                           "pages", "lower"),
+    "keys": ("keys in the server", "", None),
+    "mem_peak_kib": ("memory cgroup peak (memory.peak)", "KiB", "lower"),
+    "ms_per_run": ("time per run (median)", "ms", "lower"),
+    "faults_per_run": ("page faults per run", "", "lower"),
+    "maxrss_kib": ("peak RSS of a run", "KiB", "lower"),
+    "huge_max_kib": ("AnonHugePages of a run, highest sample", "KiB", None),
+    "dtlb_load_misses_per_req": ("server's dTLB load misses per request "
+                                 "(perf stat)", "", "lower"),
+    "dtlb_store_misses_per_req": ("server's dTLB store misses per request "
+                                  "(perf stat)", "", "lower"),
+    "set_rps": ("SET throughput", "req/s", "higher"),
+    "set_avg_ms": ("SET latency, mean", "ms", "lower"),
+    "set_p50_ms": ("SET latency p50", "ms", "lower"),
+    "set_p99_ms": ("SET latency p99", "ms", "lower"),
+    "set_max_ms": ("SET latency max", "ms", "lower"),
+    "get_rps": ("GET throughput", "req/s", "higher"),
+    "get_avg_ms": ("GET latency, mean", "ms", "lower"),
+    "get_p50_ms": ("GET latency p50", "ms", "lower"),
+    "get_p99_ms": ("GET latency p99", "ms", "lower"),
+    "get_max_ms": ("GET latency max", "ms", "lower"),
     "fill_ms": ("fill time", "ms", "lower"),
     "cover99_ms": ("time from last touch to 99% huge-mapped", "ms",
                    "lower"),
@@ -80,12 +126,12 @@ METRICS = {
     "copied_kib": ("bytes copied to build huge mappings", "KiB", "lower"),
     "daemon_us_per_2m": ("daemon CPU time per 2 MiB mapping built", "us",
                          "lower"),
-    "mmap_wait_p50_us": ("mmap() latency while the daemon works, p50", "us",
-                         "lower"),
-    "mmap_wait_p99_us": ("mmap() latency while the daemon works, p99", "us",
-                         "lower"),
-    "mmap_wait_max_us": ("mmap() latency while the daemon works, max", "us",
-                         "lower"),
+    "mmap_wait_p50_us": ("mmap() latency while the daemon works, p50 "
+                         "(prober runs)", "us", "lower"),
+    "mmap_wait_p99_us": ("mmap() latency while the daemon works, p99 "
+                         "(prober runs)", "us", "lower"),
+    "mmap_wait_max_us": ("mmap() latency while the daemon works, max "
+                         "(prober runs)", "us", "lower"),
     "ns_per_update": ("time per update", "ns", "lower"),
     "dtlb_misses_per_update": ("dTLB load misses per update (PMU)", "",
                                "lower"),
@@ -101,7 +147,8 @@ METRICS = {
 
 # The headline: one or a few figures per workload.
 HEADLINE = [
-    ("sparse", "mem_kib"), ("sparse", "mem_broken_kib"),
+    ("sparse", "mem_kib"), ("sparse", "mem_settled_kib"),
+    ("sparse", "mem_reclaimed_kib"), ("sparse", "swapped_by_reclaim"),
     ("sparse", "faults"),
     ("sparse-memcg", "swapped_out"), ("sparse-memcg", "oom_kills"),
     ("fill-seq", "faults"), ("fill-seq", "fill_ms"),
@@ -112,26 +159,73 @@ HEADLINE = [
     ("fork", "child_write_mem_kib"), ("fork", "child_write_ms"),
     ("procs", "us_per_process"),
     ("fill-seq", "daemon_us_per_2m"), ("fill-seq", "mmap_wait_max_us"),
+    ("redis-frag", "rss_kib"), ("redis-frag", "huge_kib"),
+    ("redis-bench", "get_rps"), ("redis-bench", "get_p99_ms"),
+    ("redis-bench", "set_rps"),
+    ("xz", "ms_per_run"), ("xz", "mem_peak_kib"), ("xz", "huge_max_kib"),
+]
+
+# The figures the 2018 linux-mm review of THP reservations asked for:
+# fault latency, memory consumption, successful promotions.
+REVIEW_2018 = [
+    ("fault latency", [("latency", "fault_p50_us"), ("latency", "fault_p99_us"),
+                       ("latency", "fault_max_us"), ("sparse", "fault_p99_us"),
+                       ("fill-seq", "fill_ms")]),
+    ("memory consumption", [("sparse", "mem_kib"),
+                            ("sparse", "mem_settled_kib"),
+                            ("sparse", "mem_reclaimed_kib"),
+                            ("sparse-memcg", "swapped_out"),
+                            ("redis-frag", "rss_kib"),
+                            ("redis-settled", "mem_kib"),
+                            ("xz", "mem_peak_kib")]),
+    ("successful promotions", [("fill-seq", "promotions"),
+                               ("fill-seq", "collapses"),
+                               ("fill-seq", "cover_pct"),
+                               ("fill-seq", "cover99_ms"),
+                               ("fill-rand", "promotions"),
+                               ("fill-rand", "collapses"),
+                               ("fill-rand", "cover_pct"),
+                               ("fill-rand", "cover99_ms"),
+                               ("redis-settled", "huge_kib")]),
 ]
 
 
 def parse(path):
-    res, cov, info, notes = {}, [], {}, []
+    """vals[(wl, metric, mode)] = {rep: value}; cov: (wl, mode, ms, %, rep)."""
+    vals, cov, info, notes = {}, [], {}, []
     with open(path, errors="replace") as f:
         for line in f:
             w = line.strip().split()
-            if len(w) == 5 and w[0] == "R":
+            if len(w) in (5, 6) and w[0] == "R":
                 try:
-                    res[(w[1], w[3], w[2])] = float(w[4])
+                    v = float(w[4])
+                    r = int(w[5]) if len(w) == 6 else 1
+                except ValueError:
+                    continue
+                vals.setdefault((w[1], w[3], w[2]), {})[r] = v
+            elif len(w) in (5, 6) and w[0] == "S":
+                try:
+                    cov.append((w[1], w[2], float(w[3]), float(w[4]),
+                                int(w[5]) if len(w) == 6 else 1))
                 except ValueError:
                     pass
-            elif len(w) == 5 and w[0] == "S":
-                cov.append((w[1], w[2], float(w[3]), float(w[4])))
-            elif len(w) >= 3 and w[0] == "I":
+            elif len(w) >= 2 and w[0] == "I":
                 info[w[1]] = " ".join(w[2:])
             elif line.startswith("# FAILED"):
                 notes.append(line.strip("# \n"))
-    return res, cov, info, notes
+    return vals, cov, info, notes
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def summarize(vals):
+    """(wl, metric, mode) -> (median, min, max, n)."""
+    return {k: (median(list(v.values())), min(v.values()), max(v.values()),
+                len(v)) for k, v in vals.items()}
 
 
 def fmt(v):
@@ -149,6 +243,16 @@ def fmt(v):
     if a >= 1:
         return f"{v:.2f}"
     return f"{v:.3g}"
+
+
+def cell(st):
+    """A median, with its min-max when the repetitions differ."""
+    if st is None:
+        return "–"
+    med, lo, hi, n = st
+    if n > 1 and lo != hi:
+        return f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
+    return fmt(med)
 
 
 def best_other(res, wl, metric, modes):
@@ -170,22 +274,53 @@ def ratio(v, best):
     return f"{r:.3g}x"
 
 
-def metric_label(metric):
+# What sp_bench pstat measures for a running server, worded for it.
+SERVER_LABELS = {
+    "rss_kib": "server RSS (smaps_rollup)",
+    "huge_kib": "server AnonHugePages (smaps_rollup)",
+    "mem_kib": "server's memory cgroup (memory.current)",
+    "avail_drop_kib": "MemAvailable drop since before the server started",
+}
+
+
+def metric_label(metric, wl=""):
     desc, unit, _ = METRICS.get(metric, (metric, "", "lower"))
+    if wl.startswith("redis") and metric in SERVER_LABELS:
+        desc = SERVER_LABELS[metric]
     return f"{desc} ({unit})" if unit else desc
 
 
-def write_table(out, res, info, notes, accel, kernel, modes):
+def write_table(out, stats, info, notes, accel, kernel, commit, modes):
+    res = {k: v[0] for k, v in stats.items()}  # medians
     sp_modes = [m for m in SP_MODES if m in modes]
+    reps = info.get("reps", "1")
     lines = []
     add = lines.append
     add("# Superpage benchmark results")
     add("")
-    add(f"Kernel `{info.get('kernel', '?')}` ({kernel} flavour), "
+    add(f"Commit `{commit}`; kernel `{info.get('kernel', '?')}` "
+        f"({kernel} flavour); accelerator **{accel}**; "
         f"{info.get('cpus', '?')} vCPUs, "
-        f"{int(info.get('mem_kib', '0')) // 1024} MiB, "
-        f"sizes `{info.get('size', '?')}`, accelerator **{accel}**; all "
-        "modes in one boot, one after the other.")
+        f"{int(info.get('mem_kib', '0')) // 1024} MiB; "
+        f"sizes `{info.get('size', '?')}`; all modes in one boot, "
+        f"{reps} repetition(s), the mode order shuffled per repetition "
+        f"(seed {info.get('seed', '?')}):")
+    add("")
+    r = 1
+    while f"order{r}" in info:
+        add(f"- repetition {r}: {info[f'order{r}']}")
+        r += 1
+    add("")
+    add(f"Real programs: redis {info.get('redis', '?')}, "
+        f"{info.get('xz', 'xz ?')}.  PMU in the guest: "
+        f"{info.get('pmu', '?')}; perf: {info.get('perf', '?')}.")
+    if info.get("pmu") != "yes" or info.get("perf") != "works":
+        add("**No dTLB-miss figures**: " +
+            ("the guest has no PMU (TCG emulates none)"
+             if info.get("pmu") != "yes" else
+             "perf is not staged or does not count in this guest") +
+            "; the GUPS dTLB row appears only where perf_event_open() "
+            "counts.")
     add("")
     if accel != "kvm":
         add("**Times are TCG (emulated CPU) times, not hardware times.** "
@@ -195,11 +330,14 @@ def write_table(out, res, info, notes, accel, kernel, modes):
             "time ratios as costs of kernel work (faults, zeroing, "
             "copying), and the fault, memory and swap figures as exact.")
         add("")
-    add("Ratio columns: a superpage mode's figure divided by the best "
-        "other mode's (lowest, or highest where higher is better, among "
-        "4 KiB, THP, khugepaged, mTHP and hugetlbfs). Below 1x is better "
-        "for \"lower is better\" figures. \"–\": the mode has no such "
-        "figure (e.g. no huge mapping is ever built with 4 KiB pages).")
+    add("Cells: the median over the repetitions, and in brackets the "
+        "lowest and highest value when they differ.  Ratio columns: a "
+        "superpage mode's median divided by the best other mode's median "
+        "(lowest, or highest where higher is better, among every mode but "
+        "the superpage ones).  Below 1x is better for \"lower is better\" "
+        "figures. \"–\": the mode has no such figure (e.g. no huge "
+        "mapping is ever built with 4 KiB pages; the real programs do not "
+        "run on hugetlbfs).")
     add("")
     for n in notes:
         add(f"- **{n}**")
@@ -211,10 +349,9 @@ def write_table(out, res, info, notes, accel, kernel, modes):
     sep = "|" + "---|" * (3 + len(modes) + len(sp_modes))
 
     def row(wl, metric, show_wl=True):
-        vals = [res.get((wl, metric, m)) for m in modes]
         best, bm = best_other(res, wl, metric, modes)
-        cells = [wl if show_wl else "", metric_label(metric)]
-        cells += [fmt(v) for v in vals]
+        cells = [wl if show_wl else "", metric_label(metric, wl)]
+        cells += [cell(stats.get((wl, metric, m))) for m in modes]
         cells.append(f"{fmt(best)} ({bm})" if bm else "–")
         cells += [ratio(res.get((wl, metric, m)), best) for m in sp_modes]
         return "| " + " | ".join(cells) + " |"
@@ -227,8 +364,27 @@ def write_table(out, res, info, notes, accel, kernel, modes):
         if any((wl, metric, m) in res for m in modes):
             add(row(wl, metric))
     add("")
+    if any(any((wl, met, m) in res for m in modes)
+           for _t, figs in REVIEW_2018 for wl, met in figs):
+        add("## Figures the 2018 linux-mm review of THP reservations asked for")
+        add("")
+        add("Fault latency, memory consumption and successful promotions, "
+            "from the workloads below.")
+        add("")
+        for title, figs in REVIEW_2018:
+            add(f"### {title}")
+            add("")
+            add(hdr)
+            add(sep)
+            for wl, met in figs:
+                if any((wl, met, m) in res for m in modes):
+                    add(row(wl, met))
+            add("")
     targets(add, res)
+    sweep(add, stats, res, modes, sp_modes, info)
     for wl, desc in WORKLOADS:
+        if wl.startswith("sweep-"):
+            continue
         metrics = []
         for (w, met, _m) in res:
             if w == wl and met not in metrics:
@@ -251,6 +407,37 @@ def write_table(out, res, info, notes, accel, kernel, modes):
     return lines
 
 
+def sweep(add, stats, res, modes, sp_modes, info):
+    """The density sweep: memory, faults, time per touch, per density."""
+    if not any(k[0].startswith("sweep-") for k in res):
+        return
+    add("## Density sweep")
+    add("")
+    add(f"A {info.get('sweep_mib', '?')} MiB mapping, one 8-byte write per "
+        "4, 16, 64, 256 KiB or 2 MiB, first touches only (no settle time, "
+        "no reclaim): memory used (memory cgroup plus hugetlb pool), page "
+        "faults, time per touch.")
+    add("")
+    hdr = "| one write per | figure | " + " | ".join(
+        MODE_NAME.get(m, m) for m in modes) + " | best other | " + \
+        " | ".join(f"{m} / best" for m in sp_modes) + " |"
+    add(hdr)
+    add("|" + "---|" * (3 + len(modes) + len(sp_modes)))
+    for k in SWEEP:
+        wl = f"sweep-{k}"
+        for met in ("mem_kib", "faults", "ns_per_touch", "huge_kib"):
+            if not any((wl, met, m) in res for m in modes):
+                continue
+            best, bm = best_other(res, wl, met, modes)
+            cells = [f"{k} KiB" if k < 2048 else "2 MiB",
+                     metric_label(met)]
+            cells += [cell(stats.get((wl, met, m))) for m in modes]
+            cells.append(f"{fmt(best)} ({bm})" if bm else "–")
+            cells += [ratio(res.get((wl, met, m)), best) for m in sp_modes]
+            add("| " + " | ".join(cells) + " |")
+    add("")
+
+
 def targets(add, res):
     """Issue 7's targets, computed from the table (reported, not asserted)."""
     def get(wl, met, m):
@@ -258,44 +445,59 @@ def targets(add, res):
     sp = get("fill-seq", "faults", "sp512")
     thp = get("fill-seq", "faults", "thp")
     k4 = get("fill-seq", "faults", "4k")
-    mb_sp = get("sparse", "mem_broken_kib", "sp512")
-    mb_4k = get("sparse", "mem_broken_kib", "4k")
-    if None in (sp, thp, k4, mb_sp, mb_4k) or not thp or not k4 or not mb_4k:
+    mr_sp = get("sparse", "mem_reclaimed_kib", "sp512")
+    sw_sp = get("sparse", "swapped_by_reclaim", "sp512")
+    m_4k = get("sparse", "mem_kib", "4k")
+    if None in (sp, thp, k4, mr_sp, m_4k) or not thp or not k4 or not m_4k:
         return
     add("## Fault-cluster targets")
     add("")
-    add("| target | measured |")
+    add("| target | measured (medians) |")
     add("|---|---|")
     add(f"| dense fill faults within 20x of THP always | "
         f"{fmt(sp)} vs {fmt(thp)}: {sp / thp:.3g}x |")
     add(f"| dense fill faults at most 1/25 of 4 KiB pages | "
         f"{fmt(sp)} vs {fmt(k4)}: 1/{k4 / sp:.3g} |")
-    add(f"| sparse memory, reservations broken, within 5% of 4 KiB | "
-        f"{fmt(mb_sp)} KiB vs {fmt(mb_4k)} KiB: "
-        f"{100 * (mb_sp - mb_4k) / mb_4k:+.1f}% |")
+    add(f"| sparse memory after the reclaim request within 5% of what "
+        f"4 KiB pages use before it (and nothing swapped) | "
+        f"{fmt(mr_sp)} KiB vs {fmt(m_4k)} KiB: "
+        f"{100 * (mr_sp - m_4k) / m_4k:+.1f}%; {fmt(sw_sp)} pages "
+        f"swapped |")
     add("")
 
 
-def write_csv(out, res, cov):
+def write_csv(out, vals, stats, cov):
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["workload", "metric", "unit", "better", "mode", "value"])
-        for (wl, met, m), v in sorted(res.items()):
+        w.writerow(["workload", "metric", "unit", "better", "mode", "rep",
+                    "value"])
+        for (wl, met, m), reps in sorted(vals.items()):
             _, unit, better = METRICS.get(met, (met, "", "lower"))
-            w.writerow([wl, met, unit, better or "", m, f"{v:g}"])
+            for r, v in sorted(reps.items()):
+                w.writerow([wl, met, unit, better or "", m, r, f"{v:g}"])
+    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["workload", "metric", "unit", "better", "mode", "median",
+                    "min", "max", "n"])
+        for (wl, met, m), (med, lo, hi, n) in sorted(stats.items()):
+            _, unit, better = METRICS.get(met, (met, "", "lower"))
+            w.writerow([wl, met, unit, better or "", m, f"{med:g}",
+                        f"{lo:g}", f"{hi:g}", n])
     with open(os.path.join(out, "coverage.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["workload", "mode", "ms_after_last_touch", "percent"])
+        w.writerow(["workload", "mode", "rep", "ms_after_last_touch",
+                    "percent"])
         for row in cov:
-            w.writerow([row[0], row[1], f"{row[2]:g}", f"{row[3]:g}"])
+            w.writerow([row[0], row[1], row[4], f"{row[2]:g}",
+                        f"{row[3]:g}"])
 
 
 BARS = [
     ("sparse-memory", "Sparse mapping: memory used (MiB)", False,
      [("sparse", "mem_kib", "after the touches", 1024),
       ("sparse", "mem_settled_kib", "after the settle time", 1024),
-      ("sparse", "mem_broken_kib", "unused reservation pages reclaimed",
-       1024)]),
+      ("sparse", "mem_reclaimed_kib",
+       "after memory.reclaim of the untouched size", 1024)]),
     ("sparse-memcg-swap", "Sparse mapping in a small memcg: pages swapped out",
      False, [("sparse-memcg", "swapped_out", "pages swapped out", 1)]),
     ("fill-faults", "Dense fill: page faults per 2 MiB (log)", True,
@@ -325,6 +527,9 @@ def plots(out, res, cov, modes, accel):
                   "set key below", "set grid ytics",
                   "set xtics rotate by -30"]
         for name, title, log, series in BARS:
+            if not any((wl, met, m) in res for wl, met, _l, _d in series
+                       for m in modes):
+                continue
             timed = any(s[1].endswith(("_us", "_ms", "ns_per_update"))
                         for s in series)
             dat = os.path.join(tmp, name + ".dat")
@@ -352,7 +557,12 @@ def plots(out, res, cov, modes, accel):
         for wl in ("fill-seq", "fill-rand"):
             series = []
             for m in modes:
-                pts = [(t, p) for (w, mm, t, p) in cov if w == wl and mm == m]
+                # The first repetition's samples.
+                reps = sorted({r for (w, mm, _t, _p, r) in cov
+                               if w == wl and mm == m})
+                pts = [(t, p) for (w, mm, t, p, r) in cov
+                       if w == wl and mm == m and r == reps[0]] if reps \
+                    else []
                 if not pts:
                     continue
                 dat = os.path.join(tmp, f"cov-{wl}-{m}.dat")
@@ -364,7 +574,8 @@ def plots(out, res, cov, modes, accel):
             if not series:
                 continue
             script += [f"set output '{os.path.join(out, 'coverage-' + wl + '.png')}'",
-                       f"set title '{wl}: huge-mapped share after the last touch{tag}'",
+                       f"set title '{wl}: huge-mapped share after the last "
+                       f"touch (repetition 1){tag}'",
                        "unset logscale y", "set yrange [0:105]",
                        "set xlabel 'seconds after the last touch'",
                        "set ylabel '% huge-mapped'",
@@ -388,16 +599,20 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--accel", default="tcg")
     ap.add_argument("--kernel", default="bench")
+    ap.add_argument("--commit", default="unknown")
     a = ap.parse_args()
-    res, cov, info, notes = parse(a.log)
-    if not res:
+    vals, cov, info, notes = parse(a.log)
+    if not vals:
         print("report: no results in " + a.log)
         return 1
+    stats = summarize(vals)
+    res = {k: v[0] for k, v in stats.items()}
     present = {m for (_w, _met, m) in res}
     modes = [m for m, _ in MODES if m in present]
     os.makedirs(a.out, exist_ok=True)
-    write_csv(a.out, res, cov)
-    lines = write_table(a.out, res, info, notes, a.accel, a.kernel, modes)
+    write_csv(a.out, vals, stats, cov)
+    lines = write_table(a.out, stats, info, notes, a.accel, a.kernel,
+                        a.commit, modes)
     plots(a.out, res, cov, modes, a.accel)
     print("\n".join(lines))
     return 0

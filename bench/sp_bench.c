@@ -9,22 +9,29 @@
  * memory cgroup it runs in, getrusage() and the daemons' schedstat, and
  * prints one line per figure:
  *
- *	R <workload> <mode> <metric> <value>
- *	S <workload> <mode> <ms> <percent>	(huge-mapping coverage samples)
+ *	R <workload> <mode> <metric> <value> <rep>
+ *	S <workload> <mode> <ms> <percent> <rep>	(huge-mapping coverage samples)
  *
  * Every page written is read back; a wrong value is reported as
  * "corrupt_pages" and makes the exit status 1.  Nothing here is asserted
  * about performance: the report compares the modes.
  *
- *	sp_bench [-H] [-M] [-T COVER_MS] [-m MODE] [-w NAME] WORKLOAD ARGS...
- *	  sparse SIZE_MIB STRIDE_KIB SETTLE_MS
+ *	sp_bench [-H] [-M] [-P] [-T COVER_MS] [-m MODE] [-r REP] [-w NAME]
+ *		 WORKLOAD ARGS...
+ *	  sparse SIZE_MIB STRIDE_KIB SETTLE_MS	(SETTLE_MS -1: touches only)
  *	  fill   SIZE_MIB seq|rand [GUPS_UPDATES]
  *	  latency SIZE_MIB
  *	  fork   SIZE_MIB STRIDE_KIB
  *	  procs  COUNT SIZE_MIB
+ *	  exec   COUNT INFILE OUTFILE CMD ARGS...	(a real program, COUNT times)
+ *	  pstat  PID AVAIL0_KIB			(a running real program's memory)
  *	-H: map with MAP_HUGETLB (hugetlbfs pool, 2 MiB pages)
  *	-M: madvise(MADV_HUGEPAGE) after the first touch (khugepaged mode)
+ *	-P: fill only: run the mmap() prober and report only its latencies
+ *	    (the prober's failed-trylock restarts distort the daemons, so
+ *	    coverage, CPU and copy figures come from runs without it)
  *	-T: wait up to COVER_MS for 99% huge-mapping coverage (0: do not wait)
+ *	-r: the repetition number printed on every line (default 1)
  *	-w: the name printed for the workload's figures (default: as above)
  */
 #define _GNU_SOURCE
@@ -44,16 +51,19 @@
 #endif
 
 static const char *mode = "?", *label;
-static int opt_hugetlb, opt_madvise;
+static int opt_hugetlb, opt_madvise, opt_probe, rep_nr = 1;
 static long cover_ms;
 static long corrupt;
+static int mute;	/* wait_coverage() in a prober run: no figures */
 
 static void result(const char *wl, const char *metric, double v)
 {
 	/* GUPS runs inside "fill" but is a workload of its own. */
 	if (label && strcmp(wl, "gups"))
 		wl = label;
-	printf("R %s %s %s %.6g\n", wl, mode, metric, v);
+	if (mute)
+		return;
+	printf("R %s %s %s %.6g %d\n", wl, mode, metric, v, rep_nr);
 	fflush(stdout);
 }
 
@@ -73,12 +83,19 @@ static long minflt(int who)
 	return ru.ru_minflt;
 }
 
-/* The path of the file @name of this process's cgroup; 0 on success. */
+/* The pid whose cgroup memcg_*() read: 0 for this process. */
+static pid_t memcg_pid;
+
+/* The path of the file @name of memcg_pid's cgroup; 0 on success. */
 static int memcg_path(const char *name, char *path, size_t len)
 {
 	char buf[512], *p;
 
-	if (sp_read_file("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+	if (memcg_pid)
+		snprintf(buf, sizeof(buf), "/proc/%d/cgroup", (int)memcg_pid);
+	else
+		strcpy(buf, "/proc/self/cgroup");
+	if (sp_read_file(buf, buf, sizeof(buf)) <= 0)
 		return -1;
 	p = strstr(buf, "0::");
 	if (!p)
@@ -348,7 +365,9 @@ static void wait_coverage(const char *wl, char *p, size_t size)
 	long b0 = built();
 
 	c = c0 = coverage(p, size);
-	printf("S %s %s 0 %.2f\n", label ? label : wl, mode, c);
+	if (!mute)
+		printf("S %s %s 0 %.2f %d\n", label ? label : wl, mode, c,
+		       rep_nr);
 	if (c >= 99)
 		reached = 0;
 	while (reached < 0 && (now_ns() - t0) / 1e6 < cover_ms) {
@@ -359,8 +378,9 @@ static void wait_coverage(const char *wl, char *p, size_t size)
 			b0 = built();
 			c = c0 = coverage(p, size);
 		}
-		printf("S %s %s %.0f %.2f\n", label ? label : wl, mode,
-		       (now_ns() - t0) / 1e6, c);
+		if (!mute)
+			printf("S %s %s %.0f %.2f %d\n", label ? label : wl,
+			       mode, (now_ns() - t0) / 1e6, c, rep_nr);
 		if (c >= 99)
 			reached = (now_ns() - t0) / 1e6;
 	}
@@ -448,9 +468,29 @@ static void gups(char *p, size_t size, long n)
 		printf("# %llu\n", (unsigned long long)sum);
 }
 
+/*
+ * Huge-mapped kB of the mapping at @p only (its VMA in smaps):
+ * AnonHugePages, plus Private_Hugetlb for a hugetlbfs mapping.
+ */
+static long huge_kb(char *p)
+{
+	long thp = sp_smaps_kb(p, "AnonHugePages");
+	long htlb = sp_smaps_kb(p, "Private_Hugetlb");
+
+	return (thp > 0 ? thp : 0) + (htlb > 0 ? htlb : 0);
+}
+
+/*
+ * sparse: one write per @stride of @size.  With @settle_ms >= 0, then
+ * wait @settle_ms (the daemons run) and ask the memory cgroup to reclaim
+ * the untouched size of the mapping, @size minus the pages written: the
+ * same request in every mode, whatever each holds (a mode that holds no
+ * untouched memory can meet it only by swapping out what was written).
+ * With @settle_ms < 0 (the density sweep), the touches only.
+ */
 static int do_sparse(size_t size, size_t stride, long settle_ms)
 {
-	long n = size / stride, nlat = 0, rss0, unused, swp0;
+	long n = size / stride, nlat = 0, rss0, swp0;
 	double *lat = malloc(n * sizeof(*lat)), t0, t;
 	long mem0 = mem_used_kb(), avail0 = sp_meminfo_kb("MemAvailable");
 	char *p, buf[32];
@@ -468,25 +508,28 @@ static int do_sparse(size_t size, size_t stride, long settle_ms)
 	result("sparse", "ns_per_touch", t / n);
 	percentiles("sparse", "fault", lat, nlat);
 	result("sparse", "rss_kib", rss_kb(p) - rss0);
+	result("sparse", "huge_kib", huge_kb(p));
 	result("sparse", "mem_kib", mem_used_kb() - mem0);
 	result("sparse", "avail_drop_kib",
 	       avail0 - sp_meminfo_kb("MemAvailable"));
+	if (settle_ms < 0)
+		goto out;
 	usleep(settle_ms * 1000);
 	result("sparse", "swapped_out", vm("pswpout") - swp0);
 	result("sparse", "rss_settled_kib", rss_kb(p) - rss0);
+	result("sparse", "huge_settled_kib", huge_kb(p));
 	result("sparse", "mem_settled_kib", mem_used_kb() - mem0);
-	/*
-	 * Break what reservations hold unused: ask the memory cgroup to
-	 * reclaim exactly the unused part (a no-op in the other modes).
-	 */
-	unused = sp_vmstat("nr_superpage_resv_unused");
+	/* The same reclaim request in every mode (see above). */
 	swp0 = vm("pswpout");
-	if (unused > 0) {
-		snprintf(buf, sizeof(buf), "%ld", unused * 4096);
-		memcg_write("memory.reclaim", buf);
-	}
-	result("sparse", "mem_broken_kib", mem_used_kb() - mem0);
-	result("sparse", "swapped_by_break", vm("pswpout") - swp0);
+	snprintf(buf, sizeof(buf), "%zu", size - n * SP_PAGE);
+	t0 = now_ns();
+	memcg_write("memory.reclaim", buf);	/* EAGAIN when not all met */
+	result("sparse", "reclaim_ms", (now_ns() - t0) / 1e6);
+	result("sparse", "mem_reclaimed_kib", mem_used_kb() - mem0);
+	result("sparse", "rss_reclaimed_kib", rss_kb(p) - rss0);
+	result("sparse", "huge_reclaimed_kib", huge_kb(p));
+	result("sparse", "swapped_by_reclaim", vm("pswpout") - swp0);
+out:
 	check("sparse", p, size, stride, 0);
 	munmap(p, size);
 	free(lat);
@@ -495,7 +538,11 @@ static int do_sparse(size_t size, size_t stride, long settle_ms)
 
 /*
  * fill: first-touch every page (in order or shuffled), then wait for
- * huge-mapping coverage with the mmap_lock prober running, then GUPS.
+ * huge-mapping coverage, then GUPS.  With -P, the same with the mmap()
+ * prober running from the first touch until coverage, and only the
+ * prober's latencies reported: a daemon's mmap_read_trylock() that fails
+ * while the prober holds the lock makes it give up its pass, so figures
+ * of the daemons' work taken with the prober running would be distorted.
  */
 static int do_fill(size_t size, int rand, long updates)
 {
@@ -517,16 +564,28 @@ static int do_fill(size_t size, int rand, long updates)
 	 * may happen during the fill (threshold reached, range filled).
 	 * Its faults are in its own thread and do not count.
 	 */
-	probe_start();
+	if (opt_probe)
+		probe_start();
 	t0 = now_ns();
 	faults = touch(p, size, SP_PAGE, order, NULL, NULL);
 	t = now_ns() - t0;
 	madvise_after(p, size);
+	if (opt_probe) {
+		/* The same wait as below, its figures not reported. */
+		mute = 1;
+		if (cover_ms)
+			wait_coverage(wl, p, size);
+		mute = 0;
+		probe_end(wl);
+		check(wl, p, size, SP_PAGE, 0);
+		munmap(p, size);
+		free(order);
+		return 0;
+	}
 	if (cover_ms)
 		wait_coverage(wl, p, size);
 	else
 		result(wl, "cover_pct", coverage(p, size));
-	probe_end(wl);
 	result(wl, "fill_ms", t / 1e6);
 	result(wl, "faults", faults);
 	result(wl, "faults_per_2m", (double)faults * SP_HPAGE / size);
@@ -540,9 +599,12 @@ static int do_fill(size_t size, int rand, long updates)
 	result(wl, "copied_kib", col * (SP_HPAGE / 1024));
 	/*
 	 * What a 2 MiB mapping cost the daemon that built it: ksuperpaged's
-	 * CPU time per promotion, or khugepaged's per collapse.
+	 * CPU time per promotion, or khugepaged's per collapse; nothing
+	 * when the kernel has no /proc/PID/schedstat (CONFIG_SCHED_INFO:
+	 * the test kernel) for a daemon that did some of the work.
 	 */
-	if (pro + col > 0)
+	if (pro + col > 0 && (!pro || (ks0 >= 0 && ks1 >= 0)) &&
+	    (!col || (kh0 >= 0 && kh1 >= 0)))
 		result(wl, "daemon_us_per_2m",
 		       ((ks0 >= 0 && ks1 >= 0 ? ks1 - ks0 : 0) +
 			(kh0 >= 0 && kh1 >= 0 ? kh1 - kh0 : 0)) / 1e3 /
@@ -670,10 +732,110 @@ static int do_procs(long count, size_t size)
 	return 0;
 }
 
+/* A field of /proc/@pid/smaps_rollup in kB, or -1 (the process is gone). */
+static long rollup_kb(pid_t pid, const char *field)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	return sp_file_field(path, field, ':');
+}
+
+/*
+ * exec: run a real program @count times, one after the other, its
+ * standard input from @infile, its standard output to @outfile: per run the wall time, page faults and
+ * peak RSS (wait4()'s rusage), and, sampled every 10 ms while it runs,
+ * its AnonHugePages (smaps_rollup: the whole process) and the lowest
+ * MemAvailable.  Then the memory cgroup's peak (memory.peak).  A run
+ * that does not exit with status 0 counts as a failure.
+ */
+static int do_exec(long count, const char *infile, const char *outfile,
+		   char **cmd)
+{
+	double *ms = malloc(count * sizeof(*ms));
+	long avail0 = sp_meminfo_kb("MemAvailable"), avail_min = avail0;
+	long huge_max = 0, rss_max = 0, faults = 0, bad = 0, i;
+
+	for (i = 0; i < count; i++) {
+		struct rusage ru;
+		double t0 = now_ns();
+		int st, fd;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			fd = open(infile, O_RDONLY);
+			if (fd < 0 || dup2(fd, 0) < 0)
+				_exit(126);
+			fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || dup2(fd, 1) < 0)
+				_exit(126);
+			execvp(cmd[0], cmd);
+			_exit(127);
+		}
+		if (pid < 0) {
+			bad++;
+			continue;
+		}
+		while (wait4(pid, &st, WNOHANG, &ru) == 0) {
+			long h = rollup_kb(pid, "AnonHugePages");
+			long a = sp_meminfo_kb("MemAvailable");
+
+			if (h > huge_max)
+				huge_max = h;
+			if (a >= 0 && a < avail_min)
+				avail_min = a;
+			usleep(10000);
+		}
+		ms[i] = (now_ns() - t0) / 1e6;
+		faults += ru.ru_minflt + ru.ru_majflt;
+		if (ru.ru_maxrss > rss_max)
+			rss_max = ru.ru_maxrss;
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			bad++;
+	}
+	qsort(ms, count, sizeof(*ms), cmp_double);
+	result("exec", "ms_per_run", ms[count / 2]);
+	result("exec", "faults_per_run", (double)faults / count);
+	result("exec", "maxrss_kib", rss_max);
+	result("exec", "huge_max_kib", huge_max);
+	result("exec", "avail_drop_kib", avail0 - avail_min);
+	result("exec", "mem_peak_kib", memcg_field("memory.peak", NULL) / 1024);
+	if (bad)
+		fprintf(stderr, "exec %s %s: %ld runs failed\n", cmd[0], mode,
+			bad);
+	corrupt += bad;
+	free(ms);
+	return 0;
+}
+
+/*
+ * pstat: the memory of a running real program @pid (smaps_rollup: the
+ * whole process), of the memory cgroup it runs in (memory.current), and
+ * the MemAvailable drop since @avail0 kB.
+ */
+static int do_pstat(pid_t pid, long avail0)
+{
+	long rss = rollup_kb(pid, "Rss"), huge = rollup_kb(pid, "AnonHugePages");
+
+	if (rss < 0) {
+		fprintf(stderr, "pstat: no process %d\n", (int)pid);
+		return 2;
+	}
+	result("pstat", "rss_kib", rss);
+	result("pstat", "huge_kib", huge);
+	memcg_pid = pid;
+	result("pstat", "mem_kib", memcg_field("memory.current", NULL) / 1024);
+	memcg_pid = 0;
+	result("pstat", "avail_drop_kib",
+	       avail0 - sp_meminfo_kb("MemAvailable"));
+	return 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: sp_bench [-H] [-M] [-T COVER_MS] [-m MODE] "
-		"sparse|fill|latency|fork|procs ARGS...\n");
+	fprintf(stderr, "usage: sp_bench [-H] [-M] [-P] [-T COVER_MS] [-m MODE] "
+		"[-r REP] [-w NAME] sparse|fill|latency|fork|procs|exec|pstat "
+		"ARGS...\n");
 	exit(2);
 }
 
@@ -682,13 +844,19 @@ int main(int argc, char **argv)
 	const char *wl;
 	int c, rc = 2;
 
-	while ((c = getopt(argc, argv, "HMT:m:w:")) != -1) {
+	while ((c = getopt(argc, argv, "+HMPT:m:r:w:")) != -1) {
 		switch (c) {
 		case 'H':
 			opt_hugetlb = 1;
 			break;
 		case 'M':
 			opt_madvise = 1;
+			break;
+		case 'P':
+			opt_probe = 1;
+			break;
+		case 'r':
+			rep_nr = atoi(optarg);
 			break;
 		case 'T':
 			cover_ms = atol(optarg);
@@ -721,9 +889,14 @@ int main(int argc, char **argv)
 		rc = do_fork(MIB(argv[0]), atol(argv[1]) * 1024);
 	else if (!strcmp(wl, "procs") && argc == 2)
 		rc = do_procs(atol(argv[0]), MIB(argv[1]));
+	else if (!strcmp(wl, "exec") && argc >= 4 && atol(argv[0]) > 0)
+		rc = do_exec(atol(argv[0]), argv[1], argv[2], argv + 3);
+	else if (!strcmp(wl, "pstat") && argc == 2)
+		rc = do_pstat(atoi(argv[0]), atol(argv[1]));
 	else
 		usage();
 	if (corrupt)
-		printf("R %s %s corrupt_pages %ld\n", wl, mode, corrupt);
+		printf("R %s %s corrupt_pages %ld %d\n", label ? label : wl,
+		       mode, corrupt, rep_nr);
 	return rc ? rc : corrupt ? 1 : 0;
 }
