@@ -32,23 +32,22 @@ static void sp_gauges_read(struct sp_gauges *g)
 }
 
 FIXTURE(acct) {
-	int mode, threshold, cluster;
+	struct sp_settings saved;
 	struct sp_gauges before;
 };
 
 FIXTURE_SETUP(acct)
 {
-	self->mode = -1;
+	self->saved.pushed = 0;
 	if (geteuid())
 		SKIP(return, "must be run as root (sysctl, stat_refresh)");
 	if (access(SP_ENABLED, F_OK))
 		SKIP(return, "no %s: CONFIG_SUPERPAGE=n", SP_ENABLED);
 	if (sp_vmstat("nr_superpage_resv") < 0)
 		SKIP(return, "this kernel has no reservation gauges");
-	self->mode = sp_read_int(SP_ENABLED);
-	self->threshold = sp_read_int(SP_THRESHOLD);
+	sp_settings_push(&self->saved);
 	ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR));
-	self->cluster = sp_cluster_off();
+	sp_cluster_off();
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 	sp_gauges_read(&self->before);
 	ASSERT_LE(0, self->before.resv);
@@ -58,11 +57,7 @@ FIXTURE_SETUP(acct)
 
 FIXTURE_TEARDOWN_PARENT(acct)
 {
-	if (self->mode < 0)
-		return;
-	sp_write_int(SP_ENABLED, self->mode);
-	sp_cluster_restore(self->cluster);
-	sp_write_int(SP_THRESHOLD, self->threshold);
+	sp_settings_pop(&self->saved);
 }
 
 /* The gauges moved by @resv reservations and @unused unused pages. */

@@ -21,12 +21,12 @@
 #define MIB	(1024UL * 1024)
 
 FIXTURE(cluster) {
-	int mode, threshold, sleep_ms, cluster;
+	struct sp_settings saved;
 };
 
 FIXTURE_SETUP(cluster)
 {
-	self->mode = -1;
+	self->saved.pushed = 0;
 	if (geteuid())
 		SKIP(return, "must be run as root (pagemap PFNs, sysctl)");
 	if (access(SP_ENABLED, F_OK))
@@ -34,10 +34,7 @@ FIXTURE_SETUP(cluster)
 	if (access(SP_CLUSTER, F_OK) ||
 	    sp_vmstat("superpage_cluster_mapped") < 0)
 		SKIP(return, "this kernel has no fault clusters");
-	self->mode = sp_read_int(SP_ENABLED);
-	self->threshold = sp_read_int(SP_THRESHOLD);
-	self->sleep_ms = sp_read_int(SP_SCAN_SLEEP);
-	self->cluster = sp_read_int(SP_CLUSTER);
+	sp_settings_push(&self->saved);
 	ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR));
 	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 10));
 	ASSERT_EQ(0, sp_write_int(SP_CLUSTER, 6));
@@ -46,12 +43,7 @@ FIXTURE_SETUP(cluster)
 
 FIXTURE_TEARDOWN_PARENT(cluster)
 {
-	if (self->mode < 0)
-		return;
-	sp_write_int(SP_ENABLED, self->mode);
-	sp_write_int(SP_THRESHOLD, self->threshold);
-	sp_write_int(SP_SCAN_SLEEP, self->sleep_ms);
-	sp_write_int(SP_CLUSTER, self->cluster);
+	sp_settings_pop(&self->saved);
 }
 
 static long sp_minflt(void)

@@ -35,8 +35,7 @@
 #define KPF_COMPOUND_TAIL	16
 
 FIXTURE(pressure) {
-	int mode, threshold, sleep_ms, demote;
-	char thp[32];
+	struct sp_settings saved;
 	int swap_ours;
 	char cg[128];
 };
@@ -123,7 +122,7 @@ FIXTURE_SETUP(pressure)
 {
 	char ctl[256];
 
-	self->mode = -1;
+	self->saved.pushed = 0;
 	if (geteuid())
 		SKIP(return, "must be run as root (cgroups, swap, sysctl)");
 	if (access(SP_ENABLED, F_OK))
@@ -140,12 +139,7 @@ FIXTURE_SETUP(pressure)
 		self->swap_ours = 1;
 	}
 
-	self->mode = sp_read_int(SP_ENABLED);
-	self->threshold = sp_read_int(SP_THRESHOLD);
-	self->sleep_ms = sp_read_int(SP_SCAN_SLEEP);
-	self->demote = sp_read_int(SP_DEMOTE);
-	if (sp_read_file(SP_THP_ENABLED, self->thp, sizeof(self->thp)) <= 0)
-		self->thp[0] = 0;
+	sp_settings_push(&self->saved);
 
 	snprintf(self->cg, sizeof(self->cg), CG_ROOT "/sp_pressure_%d",
 		 getpid());
@@ -164,21 +158,11 @@ FIXTURE_SETUP(pressure)
 
 FIXTURE_TEARDOWN_PARENT(pressure)
 {
-	char *sel;
 	int k;
 
-	if (self->mode < 0)
+	if (!self->saved.pushed)
 		return;
-	sp_write_int(SP_ENABLED, self->mode);
-	sp_write_int(SP_THRESHOLD, self->threshold);
-	sp_write_int(SP_SCAN_SLEEP, self->sleep_ms);
-	sp_write_int(SP_DEMOTE, self->demote);
-	/* "always [madvise] never": the bracketed word is the setting. */
-	sel = strchr(self->thp, '[');
-	if (sel) {
-		sel[strcspn(sel, "]")] = 0;
-		sp_write_file(SP_THP_ENABLED, sel + 1);
-	}
+	sp_settings_pop(&self->saved);
 	for (k = 0; k < 50 && self->cg[0] && rmdir(self->cg) && errno == EBUSY;
 	     k++)
 		usleep(20000);
@@ -798,11 +782,11 @@ static void sp_lock_holder(const char *cg, int fd)
 TEST_F(pressure, held_mmap_lock_does_not_stall_the_daemon)
 {
 	long busy = sp_vmstat("superpage_promote_failed_busy"), huge;
-	int cluster = sp_cluster_off();
 	int sync[2], status, k;
 	char *p, c;
 	pid_t pid;
 
+	sp_cluster_off();
 	ASSERT_EQ(0, pipe(sync));
 	ASSERT_EQ(0, cg_write(self->cg, "memory.swap.max", "0"));
 	ASSERT_EQ(0, cg_write(self->cg, "memory.high", "1M"));
@@ -817,7 +801,6 @@ TEST_F(pressure, held_mmap_lock_does_not_stall_the_daemon)
 	close(sync[0]);
 	if (k != 1) {
 		waitpid(pid, &status, 0);
-		sp_cluster_restore(cluster);
 		ASSERT_EQ(1, k) TH_LOG("the child failed: %d",
 				       WEXITSTATUS(status));
 	}
@@ -831,7 +814,6 @@ TEST_F(pressure, held_mmap_lock_does_not_stall_the_daemon)
 	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG));
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	sp_cluster_restore(cluster);
 	ksft_print_msg("%ld KiB PMD-mapped, %ld promotions given up as busy\n",
 		       huge, sp_vmstat("superpage_promote_failed_busy") - busy);
 	EXPECT_EQ(2048, huge);

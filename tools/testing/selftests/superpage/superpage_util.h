@@ -127,37 +127,24 @@ static inline long sp_meminfo_kb(const char *field)
 
 /*
  * Switch fault clusters off (vm.superpage_cluster_max_order = 0), for the
- * tests that count what each fault maps one subpage at a time.  Returns
- * the value to give sp_cluster_restore(): the old one, or -1 on a kernel
- * without clusters.
+ * tests that count what each fault maps one subpage at a time; the
+ * fixture's sp_settings_pop() puts the old value back.
  */
-static inline int sp_cluster_off(void)
+static inline void sp_cluster_off(void)
 {
-	int old = access(SP_CLUSTER, F_OK) ? -1 : sp_read_int(SP_CLUSTER);
-
-	if (old > 0)
+	if (!access(SP_CLUSTER, F_OK))
 		sp_write_int(SP_CLUSTER, 0);
-	return old;
-}
-
-static inline void sp_cluster_restore(int old)
-{
-	if (old >= 0)
-		sp_write_int(SP_CLUSTER, old);
 }
 
 /*
  * Set vm.superpage_cluster_max_order to @order (SP_CLUSTER_DEFAULT: the
- * shipped default).  Returns the old value for sp_cluster_restore(), or -1
- * on a kernel without clusters (nothing written).
+ * shipped default), on a kernel with clusters; the fixture's
+ * sp_settings_pop() puts the old value back.
  */
-static inline int sp_cluster_set(int order)
+static inline void sp_cluster_set(int order)
 {
-	int old = access(SP_CLUSTER, F_OK) ? -1 : sp_read_int(SP_CLUSTER);
-
-	if (old >= 0 && old != order)
+	if (!access(SP_CLUSTER, F_OK))
 		sp_write_int(SP_CLUSTER, order);
-	return old;
 }
 
 /*

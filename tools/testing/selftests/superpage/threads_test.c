@@ -23,24 +23,23 @@
 #define SP_RUNS		3
 
 FIXTURE(threads) {
-	int mode;
+	struct sp_settings saved;
 };
 
 FIXTURE_SETUP(threads)
 {
-	self->mode = -1;
+	self->saved.pushed = 0;
 	if (geteuid())
 		SKIP(return, "must be run as root (sysctl)");
 	if (access(SP_ENABLED, F_OK))
 		SKIP(return, "no %s: CONFIG_SUPERPAGE=n", SP_ENABLED);
-	self->mode = sp_read_int(SP_ENABLED);
+	sp_settings_push(&self->saved);
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 }
 
 FIXTURE_TEARDOWN_PARENT(threads)
 {
-	if (self->mode >= 0)
-		sp_write_int(SP_ENABLED, self->mode);
+	sp_settings_pop(&self->saved);
 }
 
 struct sp_fill {
