@@ -165,6 +165,10 @@ static const char * const sp_knob_files[] = {
 	SP_THP_DIR "khugepaged/pages_to_scan",
 };
 
+/* Also for bench/sp_bench.c, which has no kselftest.h. */
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 #define SP_NR_KNOBS	ARRAY_SIZE(sp_knob_files)
 
 struct sp_settings {
