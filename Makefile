@@ -6,7 +6,8 @@ H := harness
 
 .PHONY: all kernel kernel-sanitizer kernel-stock kernel-bench test demo shell \
 	mm-selftests mm-selftests-sanitizer bench bench-short stress stress-short \
-	mm-selftests-stock series series-build check-detector cleanroom apply clean \
+	mm-selftests-stock series series-build check-detector cleanroom apply edit export \
+	clean \
 	distclean
 
 all: kernel
@@ -28,6 +29,15 @@ kernel-bench:
 
 apply:
 	@$(H)/apply.sh
+
+# Change the series (README, "Changing a patch"): "edit" applies it as
+# commits in build/linux and copies in top-level edits; "export" writes
+# the commits back to series/*.patch and the top-level files.
+edit:
+	@$(H)/edit.sh
+
+export:
+	@$(H)/export.sh
 
 # The README's test command: build, boot, run the superpage kselftests.
 test:

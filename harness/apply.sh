@@ -1,20 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Apply the series to the pristine tree in build/linux, one commit per entry
-# of series/ (in name order).  An entry is a directory holding:
-#   message   the commit message (subject line, blank line, changelog)
-#   files     overlay files this patch adds or changes, one repository path
-#             a line; the file comes from the top of the repository (its
-#             final version) unless the entry keeps an earlier version of
-#             it under overlay/<path>, for a file that later patches change
-#   *.patch   hook patches for existing kernel files, applied with git apply
+# Apply the series to the pristine tree in build/linux: "git am" of every
+# series/NNNN-*.patch on the tag "pristine", one commit per patch, then
+# check that the top-level files (new files at their kernel paths, and our
+# MAINTAINERS entry) equal what the series made.  The patches are the one
+# source of truth; "make edit" and "make export" (harness/edit.sh,
+# harness/export.sh) are how they change (README, "Changing a patch").
 #
-# Overlay paths map to the same kernel paths, except
-#   Kconfig.superpage -> mm/superpage/Kconfig
-# Our MAINTAINERS entry is in no "files" list: after each patch,
-# harness/maintainers.py (re)inserts it into the kernel's MAINTAINERS with
-# the F: lines that match files present at that point, so that each patch
-# that adds files adds them to the entry too (as checkpatch asks).
+# Work in build/linux that is not in series/ yet (commits or changes made
+# after the last apply or export) is never thrown away: when series/ is
+# unchanged, it is built as it is, with a warning (an error under CI=true);
+# when series/ changed too, apply.sh stops.  SP_FORCE=1 re-applies anyway.
 #
 # To keep the build incremental, the tree is rebuilt only when an input
 # changed, and files whose content did not change get their old mtime back.
@@ -22,88 +18,60 @@
 
 "$TOP/harness/fetch-base.sh"
 
-kpath() {
-	case "$1" in
-	Kconfig.superpage) echo mm/superpage/Kconfig ;;
-	*) echo "$1" ;;
-	esac
-}
-
-inputs_hash() {
-	(
-		cd "$TOP"
-		find series -type f | LC_ALL=C sort
-		cat base/linux.pin harness/apply.sh harness/maintainers.py MAINTAINERS
-		find series -type f | LC_ALL=C sort | xargs cat
-		for f in series/*/files; do
-			grep -v '^#' "$f" | sed '/^$/d' | while read -r p; do
-				echo "$p"; cat "$p"
-			done
-		done
-	) | sha256sum | cut -d' ' -f1
-}
-
+[ -n "$(series_patches)" ] || die "no series/NNNN-*.patch: nothing to apply"
 stamp=$BUILD/.applied
-want=$(inputs_hash)
-head=$(git -C "$SRC" rev-parse HEAD)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want $head" ]; then
+want=$(series_hash)
+cd "$SRC"
+head=$(git rev-parse HEAD)
+dirty=$(git status --porcelain --untracked-files=no)
+read -r had_want had_head 2>/dev/null <"$stamp" || had_want= had_head=
+
+if [ -n "$had_head" ] && [ "${SP_FORCE:-0}" != 1 ] &&
+   { [ "$head" != "$had_head" ] || [ -n "$dirty" ]; }; then
+	# build/linux holds work of its own.
+	if [ "$want" != "$had_want" ]; then
+		die "series/ changed, and build/linux has commits or changes that are not in it: 'make export' them first, or discard them with SP_FORCE=1"
+	fi
+	[ "${CI:-}" != true ] ||
+		die "build/linux differs from series/ ('make export', or SP_FORCE=1)"
+	say "warning: building build/linux with changes that are not in series/ yet ('make export')"
 	exit 0
 fi
 
-cd "$SRC"
-git config user.name "Superpage Team"
-git config user.email "superpage-dev@example.org"
-old=$head
-declare -A mtime=()
-while read -r f; do
-	[ -e "$f" ] && mtime[$f]=$(stat -c %Y "$f")
-done < <(git diff --name-only pristine "$old")
+if [ "$want $head" != "$had_want $had_head" ] || [ -n "$dirty" ] ||
+   [ "${SP_FORCE:-0}" = 1 ]; then
+	declare -A mtime=()
+	while read -r f; do
+		[ -e "$f" ] && mtime[$f]=$(stat -c %Y "$f")
+	done < <(git diff --name-only pristine "$head")
 
-git reset -q --hard pristine
-git clean -q -fdx
+	git reset -q --hard pristine
+	git clean -q -fdx
+	# The committer of these local commits does not matter; the patches
+	# keep their authors.  Set one for machines without a git identity.
+	git var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
+		export GIT_COMMITTER_NAME="superpage harness" \
+			GIT_COMMITTER_EMAIL="harness@localhost"
+	git am -q --whitespace=error-all $(series_patches) || {
+		git am --abort 2>/dev/null || true
+		die "the series does not apply to $(git describe --tags pristine): see the message above"
+	}
 
-applied=0
-for entry in "$TOP"/series/*/; do
-	[ -f "$entry/message" ] || continue
-	name=$(basename "$entry")
-	if [ -f "$entry/files" ]; then
-		grep -v '^#' "$entry/files" | sed '/^$/d' | while read -r p; do
-			from=$TOP/$p
-			[ -f "$entry/overlay/$p" ] && from=$entry/overlay/$p
-			[ -f "$from" ] || die "$name: overlay file $p is missing"
-			k=$(kpath "$p")
-			mkdir -p "$(dirname "$k")"
-			cp "$from" "$k"
-			# -f: Debian's top-level .gitignore ignores everything
-			git add -f -- "$k"
-		done
-	fi
-	for p in "$entry"/*.patch; do
-		[ -f "$p" ] || continue
-		git apply --index --whitespace=error-all "$p" ||
-			die "$name: hook patch $(basename "$p") does not apply to $(git describe --tags --always)"
+	new=$(git rev-parse HEAD)
+	for f in "${!mtime[@]}"; do
+		[ -e "$f" ] || continue
+		if [ "$(git rev-parse -q "$head:$f" 2>/dev/null)" = \
+		     "$(git rev-parse -q "$new:$f" 2>/dev/null)" ]; then
+			touch -m -d "@${mtime[$f]}" "$f"
+		fi
 	done
-	"$TOP/harness/maintainers.py" "$TOP/MAINTAINERS" MAINTAINERS
-	git add -u .
-	git commit -q --allow-empty -F "$entry/message"
-	applied=$((applied + 1))
-done
+	echo "$want $new" >"$stamp"
+	say "applied $(git rev-list --count pristine..HEAD) patches on $(git describe --tags pristine) ($(git rev-parse --short HEAD))"
+fi
 
-# The series must end with the final version of every overlay file.
-for f in "$TOP"/series/*/files; do
-	grep -v '^#' "$f" | sed '/^$/d'
-done | sort -u | while read -r p; do
-	cmp -s "$TOP/$p" "$(kpath "$p")" ||
-		die "the series leaves $(kpath "$p") different from $p: the last entry listing it must use the top-level file"
-done
-
-new=$(git rev-parse HEAD)
-for f in "${!mtime[@]}"; do
-	[ -e "$f" ] || continue
-	if [ "$(git rev-parse -q "$old:$f" 2>/dev/null)" = \
-	     "$(git rev-parse -q "$new:$f" 2>/dev/null)" ]; then
-		touch -m -d "@${mtime[$f]}" "$f"
-	fi
-done
-echo "$want $new" >"$stamp"
-say "applied $applied patches on $(git describe --tags pristine) ($(git rev-parse --short HEAD))"
+[ "${SP_APPLY_NOCHECK:-0}" = 1 ] && exit 0
+bad=$(check_top)
+if [ -n "$bad" ]; then
+	printf '%s\n' "$bad" >&2
+	die "the top-level files differ from what series/ makes: to change the series, 'make edit' (README, \"Changing a patch\")"
+fi

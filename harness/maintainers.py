@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""maintainers.py OURS KERNEL_MAINTAINERS: (re)insert our MAINTAINERS entry.
+"""maintainers.py OURS KERNEL_MAINTAINERS: (re)insert our MAINTAINERS entry
+(harness/edit.sh, to carry an edit of the top-level MAINTAINERS into
+build/linux; the series itself holds the entry patch by patch).
 
 The entry (OURS, the repository's MAINTAINERS) goes before the first section
 of the kernel's file whose title sorts after it.  Only the F: lines that

@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# series.sh [--build-each]: export the series as git format-patch files with
-# a cover letter (series/cover-letter) into build/series/, and run
-# scripts/checkpatch.pl --strict on every patch: any ERROR, WARNING or CHECK
-# fails.  With --build-each, also build the test kernel at every patch of
-# the series in turn (a worktree in build/series-tree, objects in
-# build/obj-series), to prove that each patch builds on its own; with
-# --build-each N, from patch N on (after a change to the last patches).
+# series.sh [--build-each [N]]: write the series for posting into
+# build/series/: git format-patch of build/linux (pristine..HEAD, as
+# harness/apply.sh made it from series/), numbered, with the cover letter
+# (series/cover-letter) and a Signed-off-by of the exporter's git identity
+# (git var GIT_AUTHOR_IDENT, so GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL
+# work); then scripts/checkpatch.pl --strict on every patch: any ERROR,
+# WARNING or CHECK fails.  With --build-each, also build the test kernel
+# at every patch in turn (a worktree in build/series-tree, objects in
+# build/obj-series, configured by harness/config.sh), to prove that each
+# patch builds on its own, without warnings; --build-each N starts at
+# patch N.
 . "$(dirname "$0")/lib.sh"
 "$TOP/harness/apply.sh"
+[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] &&
+	[ "$(cut -d' ' -f2 "$BUILD/.applied")" = "$(git -C "$SRC" rev-parse HEAD)" ] ||
+	die "build/linux differs from series/: 'make export' first"
+
+ident=$(git -C "$TOP" var GIT_AUTHOR_IDENT) ||
+	die "no git identity: set user.name and user.email (or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)"
+who=$(printf '%s\n' "$ident" | sed 's/ [0-9]* [-+][0-9]*$//')
+case "$who" in
+*@example.org\>|*@localhost\>|*'(none)'*) die "not an identity to sign off with: $who" ;;
+esac
+
 out=$BUILD/series
 rm -rf "$out"
 mkdir -p "$out"
 git -C "$SRC" format-patch -q --cover-letter --subject-prefix="RFC PATCH" \
-	--base=pristine -o "$out" pristine..HEAD
+	--no-signature --base=pristine --from="$who" -o "$out" pristine..HEAD
+for p in "$out"/0*.patch; do
+	case "$p" in *0000-cover-letter.patch) continue ;; esac
+	git -C "$SRC" interpret-trailers --in-place --if-exists addIfDifferent \
+		--trailer "Signed-off-by: $who" "$p"
+done
 python3 - "$out"/0000-cover-letter.patch "$TOP/series/cover-letter" <<'PY'
 import sys
 path, src = sys.argv[1], sys.argv[2]
@@ -25,7 +45,7 @@ s = s.replace('*** SUBJECT HERE ***', subject).replace('*** BLURB HERE ***', bod
 open(path, 'w').write(s)
 PY
 n=$(ls "$out"/0*.patch | grep -vc 0000-cover-letter)
-say "series: $n patches + cover letter in ${out#$TOP/}"
+say "series: $n patches + cover letter in ${out#$TOP/}, signed off by $who"
 
 bad=0
 for p in "$out"/0*.patch; do
@@ -50,23 +70,20 @@ if [ ! -d "$tree" ]; then
 fi
 mkdir -p "$obj"
 first=${2:-1}
-for c in $(git -C "$SRC" rev-list --reverse pristine..HEAD | tail -n +"$first"); do
+i=0
+for c in $(git -C "$SRC" rev-list --reverse pristine..HEAD); do
+	i=$((i + 1))
+	[ "$i" -ge "$first" ] || continue
 	git -C "$tree" checkout -q --detach "$c"
 	subj=$(git -C "$tree" log -1 --format=%s)
-	say "building at: $subj"
-	frags=$(awk -F': *' '$1 == "test" { print $2 }' "$TOP/config/flavours")
-	paths=()
-	for f in $frags; do paths+=("$TOP/config/$f"); done
-	quiet make -C "$tree" O="$obj" tinyconfig
-	quiet env KCONFIG_CONFIG="$obj/.config" "$tree/scripts/kconfig/merge_config.sh" \
-		-m -O "$obj" "$obj/.config" "${paths[@]}"
-	quiet make -C "$tree" O="$obj" olddefconfig
+	say "building at $i/$n: $subj"
+	SP_CONFIG_SRC=$tree SP_CONFIG_OBJ=$obj SP_CONFIG_CHECK=0 "$TOP/harness/config.sh" test
 	make -C "$tree" O="$obj" -j"$JOBS" -s bzImage >"$obj/build.log" 2>&1 ||
-		{ tail -n 40 "$obj/build.log" >&2; die "build failed at: $subj"; }
+		{ tail -n 40 "$obj/build.log" >&2; die "build failed at $i: $subj"; }
 	if grep -q 'warning:' "$obj/build.log"; then
 		grep 'warning:' "$obj/build.log" >&2
-		die "build warnings at: $subj"
+		die "build warnings at $i: $subj"
 	fi
-	echo "builds: $subj"
+	echo "builds: $i/$n $subj"
 done
 say "every patch of the series builds"
