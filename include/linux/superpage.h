@@ -43,6 +43,8 @@ extern int sysctl_superpage_enabled;
  * superpage_enabled() - is vm.superpage_enabled non-zero?
  *
  * A static branch: costs one patched jump while the feature is off.
+ *
+ * Return: true while the feature is switched on.
  */
 static inline bool superpage_enabled(void)
 {
@@ -51,6 +53,8 @@ static inline bool superpage_enabled(void)
 
 /**
  * superpage_mode() - the current value of vm.superpage_enabled
+ *
+ * Return: the mode, SUPERPAGE_OFF while the feature is off.
  */
 static inline enum superpage_mode superpage_mode(void)
 {
@@ -68,22 +72,23 @@ void __superpage_resv_mod_mapped(struct folio *folio, int nr);
 void __superpage_resv_end(struct folio *folio);
 unsigned long superpage_resv_unused_pages(void);
 void __superpage_resv_split(struct folio *folio);
-unsigned long __superpage_reclaim_node(struct pglist_data *pgdat,
-				       struct mem_cgroup *target,
-				       int reclaim_idx,
-				       unsigned long nr_wanted);
+bool __superpage_reclaim_node(struct pglist_data *pgdat,
+			      struct mem_cgroup *target, int reclaim_idx,
+			      unsigned long nr_to_reclaim,
+			      unsigned long *nr_reclaimed);
 bool __superpage_demote_folio(struct folio *folio, struct list_head *list);
 
 /**
  * superpage_vma_eligible() - may faults in @vma create reservations?
  * @vma: the faulting VMA
  *
- * True when the feature is on and @vma is a private anonymous VMA that the
- * mode allows (see enum superpage_mode), that is not userfaultfd-armed,
- * VM_DROPPABLE, mlocked on fault (MLOCK_ONFAULT), MADV_NOHUGEPAGE or
- * PR_SET_THP_DISABLE.  The fault path
- * then leaves a none PMD to the reservation code instead of installing a
- * huge page (or the huge zero page) eagerly.
+ * For such a VMA the fault path leaves a none PMD to the reservation code
+ * instead of installing a huge page (or the huge zero page) eagerly.
+ *
+ * Return: true when the feature is on and @vma is a private anonymous VMA
+ * that the mode allows (see enum superpage_mode), that is not
+ * userfaultfd-armed, VM_DROPPABLE, mlocked on fault (MLOCK_ONFAULT),
+ * MADV_NOHUGEPAGE or PR_SET_THP_DISABLE.
  */
 static inline bool superpage_vma_eligible(struct vm_area_struct *vma)
 {
@@ -130,6 +135,8 @@ static inline bool superpage_wp_zero_fault(struct vm_fault *vmf,
  *
  * While the feature is on, a reservation is left to ksuperpaged, which
  * promotes it in place; khugepaged would copy it into a new huge page.
+ *
+ * Return: true if khugepaged must not collapse the range.
  */
 static inline bool superpage_khugepaged_skip(struct folio *folio)
 {
@@ -182,23 +189,28 @@ static inline void superpage_resv_split(struct folio *folio)
  * @pgdat: the node under reclaim
  * @target: the memcg under reclaim, or NULL for global reclaim
  * @reclaim_idx: the highest zone that reclaim may free pages in
- * @nr_wanted: pages that reclaim still wants
+ * @nr_to_reclaim: what reclaim wants to free
+ * @nr_reclaimed: what it has freed so far; the pages freed here are added
  *
  * Called by shrink_node() before it scans the LRU lists: breaking a partly
  * populated reservation frees its unused subpages without I/O.  The least
  * recently grown reservations of @pgdat in @target's subtree go first;
- * memcgs protected by memory.min or memory.low are left alone.
+ * memcgs protected by memory.min or memory.low are left alone.  Freeing
+ * any page resets @pgdat's kswapd failure count, as shrink_node() does.
  *
- * Return: the number of pages freed.
+ * Return: true if reclaim has freed @nr_to_reclaim pages now, and need not
+ * scan the LRU lists.
  */
-static inline unsigned long superpage_reclaim_node(struct pglist_data *pgdat,
-						   struct mem_cgroup *target,
-						   int reclaim_idx,
-						   unsigned long nr_wanted)
+static inline bool superpage_reclaim_node(struct pglist_data *pgdat,
+					  struct mem_cgroup *target,
+					  int reclaim_idx,
+					  unsigned long nr_to_reclaim,
+					  unsigned long *nr_reclaimed)
 {
-	if (!superpage_enabled() || !nr_wanted)
-		return 0;
-	return __superpage_reclaim_node(pgdat, target, reclaim_idx, nr_wanted);
+	if (!superpage_enabled() || *nr_reclaimed >= nr_to_reclaim)
+		return false;
+	return __superpage_reclaim_node(pgdat, target, reclaim_idx,
+					nr_to_reclaim, nr_reclaimed);
 }
 
 /**
@@ -275,12 +287,13 @@ static inline void superpage_resv_split(struct folio *folio)
 {
 }
 
-static inline unsigned long superpage_reclaim_node(struct pglist_data *pgdat,
-						   struct mem_cgroup *target,
-						   int reclaim_idx,
-						   unsigned long nr_wanted)
+static inline bool superpage_reclaim_node(struct pglist_data *pgdat,
+					  struct mem_cgroup *target,
+					  int reclaim_idx,
+					  unsigned long nr_to_reclaim,
+					  unsigned long *nr_reclaimed)
 {
-	return 0;
+	return false;
 }
 
 static inline bool superpage_demote_folio(struct folio *folio,

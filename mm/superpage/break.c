@@ -131,6 +131,7 @@ void superpage_resv_requeue(struct folio *folio)
 	struct deferred_split *queue;
 	unsigned long flags;
 
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
 	/* Unlocked peek: checked again under the lock before the move. */
 	if (data_race(list_empty(&folio->_deferred_list)))
 		return;
@@ -310,11 +311,12 @@ static unsigned long superpage_break_queue(struct deferred_split *queue,
 }
 
 /* See superpage_reclaim_node() in include/linux/superpage.h. */
-unsigned long __superpage_reclaim_node(struct pglist_data *pgdat,
-				       struct mem_cgroup *target,
-				       int reclaim_idx,
-				       unsigned long nr_wanted)
+bool __superpage_reclaim_node(struct pglist_data *pgdat,
+			      struct mem_cgroup *target, int reclaim_idx,
+			      unsigned long nr_to_reclaim,
+			      unsigned long *nr_reclaimed)
 {
+	unsigned long nr_wanted = nr_to_reclaim - *nr_reclaimed;
 	struct superpage_break_ctl ctl = {
 		.nid = pgdat->node_id,
 		.max_zone = reclaim_idx,
@@ -344,7 +346,11 @@ unsigned long __superpage_reclaim_node(struct pglist_data *pgdat,
 			break;
 		}
 	} while ((memcg = mem_cgroup_iter(target, memcg, NULL)));
-	return freed;
+	if (freed) {
+		*nr_reclaimed += freed;
+		pgdat->kswapd_failures = 0;
+	}
+	return freed >= nr_wanted;
 }
 
 /**

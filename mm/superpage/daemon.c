@@ -38,21 +38,25 @@
  *   - Slots exist only while the daemon runs: a fault that registers its
  *     mm after the daemon was stopped adds none, so no mm_struct stays
  *     pinned with nobody to free its slot.
- *
- * Locking
- *   superpage_slots_lock (a spinlock) protects superpage_slots_hash,
- *   superpage_slots, superpage_nr_slots, superpage_hinted,
- *   superpage_scan_slot, superpage_daemon_running, MMF_VM_SUPERPAGE and
- *   each slot's ready[], nr_ready and hinted.  superpage_kicked and
- *   superpage_hints_pending are flags read by the daemon without the
- *   lock, with READ_ONCE()/WRITE_ONCE().  slot->scan_address belongs to
- *   the daemon.
- *   superpaged_mutex serialises starting and stopping the thread and
- *   protects superpaged_thread.  The daemon takes the mmap read lock with
- *   mmap_read_trylock() to scan; superpage_promote() takes it for write,
- *   by trylock too (retried for about 20 ms): the one daemon must not sleep
- *   behind an mm whose lock is held for long.
  */
+
+/**
+ * DOC: Locking of the daemon
+ *
+ * superpage_slots_lock (a spinlock) protects superpage_slots_hash,
+ * superpage_slots, superpage_nr_slots, superpage_hinted,
+ * superpage_scan_slot, superpage_daemon_running, MMF_VM_SUPERPAGE and
+ * each slot's ready[], nr_ready and hinted.  superpage_kicked and
+ * superpage_hints_pending are flags read by the daemon without the
+ * lock, with READ_ONCE()/WRITE_ONCE().  slot->scan_address belongs to
+ * the daemon.
+ * superpaged_mutex serialises starting and stopping the thread and
+ * protects superpaged_thread.  The daemon takes the mmap read lock with
+ * mmap_read_trylock() to scan; superpage_promote() takes it for write,
+ * by trylock too (retried for about 20 ms): the one daemon must not sleep
+ * behind an mm whose lock is held for long.
+ */
+
 #include <linux/freezer.h>
 #include <linux/hashtable.h>
 #include <linux/kthread.h>

@@ -99,6 +99,7 @@ static void superpage_demote_pmds(struct folio *folio)
 /* See superpage_demote_folio() in include/linux/superpage.h. */
 bool __superpage_demote_folio(struct folio *folio, struct list_head *list)
 {
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
 	/* Without swap space, splitting would only cost TLB reach. */
 	if (!READ_ONCE(sysctl_superpage_demote_on_reclaim) ||
 	    !get_nr_swap_pages())

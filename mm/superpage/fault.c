@@ -53,50 +53,92 @@
  *   maps none of them falls back to the usual path.  Such a range is
  *   promoted only once one VMA covers it whole again (promote.c), and is
  *   otherwise broken by reclaim like any partly used reservation.
- *
- * Invariants (checked before a subpage is mapped)
- *   R1 the candidate is a present, non-NUMA-hinting PTE of a normal page of
- *      an order-9 anonymous, non-KSM folio that is not PMD-mapped;
- *   R2 it sits at its own index j in the folio, the folio's index lines up
- *      the faulting subpage i with its address, and the folio's anon_vma
- *      is the VMA's own: the folio was made for this range of this mm;
- *   R3 the candidate page is PageAnonExclusive.  fork() clears it on every
- *      page it copies and it never comes back on a large folio, so growth
- *      stops in parent and child after fork;
- *   R4 with the folio locked: not in the swap cache, not under writeback,
- *      swap-backed, no hardware-poisoned page;
- *   R5 the target subpage, and every subpage of its cluster, is not mapped
- *      (its own _mapcount is -1) and its entry, inside the faulting VMA,
- *      is none (the target's may be the zero page a write replaces, with
- *      the mmu notifiers called, the TLB flushed and a KSM zero page
- *      uncounted, as wp_page_copy() does);
- *   R6 the folio holds no reference beyond its mappings (no zap waiting
- *      for its TLB flush, no pin, no pipe buffer): a zapped subpage, or one
- *      that another process still reaches, is never handed out again.
- *   Security: an unmapped subpage holds a previous owner's data.  It is
- *   zeroed before its PTE is set (smp_wmb() orders the two; a cluster's
- *   subpages are all zeroed before any of their PTEs is set), and it never
- *   reaches user space otherwise: GUP, /proc/pid/mem and core dumps walk
- *   page tables, and the partially-mapped flag makes reclaim and migration
- *   split the folio (freeing unmapped subpages) instead of copying it.
- *
- * Locking
- *   Called from do_anonymous_page() or wp_page_copy() with the mmap read
- *   lock or the per-VMA lock.  Lookup and growth run under the PTE lock,
- *   taking the folio lock with folio_trylock() only (never sleeping under
- *   the PTL), and unlock the folio before the PTE lock.  A cluster of more
- *   than one subpage is zeroed with the PTE lock dropped and the folio
- *   lock held (which keeps every other fault off the folio's unmapped
- *   subpages), then everything is checked again under the retaken lock.
- *   A busy reservation (folio locked, or R6 failing) is looked at again,
- *   up to SUPERPAGE_BUSY_TRIES times; then a lock still held makes the
- *   access fault again, and only a reference that stays sends the fault
- *   down the usual path.  Creation drops the PTE lock to allocate and
- *   charge, then retakes it and proceeds only if the whole range is still
- *   empty.  The deferred split
- *   queue's lock nests inside the PTE lock, as in the rmap removal path.
- *   The daemon's slot lock is taken after the PTE lock is dropped.
  */
+
+/**
+ * DOC: Invariants of the fault path
+ *
+ * Before a subpage is mapped, every entry that the fault path reads or
+ * writes lies inside the faulting VMA (see "The VMA bounds every
+ * mapping"), and:
+ *
+ * R1. the candidate PTE is present, not a NUMA hinting PTE, and maps a
+ *     normal page of an order-9 anonymous, non-KSM folio that is not
+ *     PMD-mapped;
+ *
+ * R2. the candidate sits at its own index in the folio, the folio's index
+ *     lines the faulting subpage up with its address, and the folio's
+ *     anon_vma is the VMA's own (kept across mprotect splits and mremap;
+ *     the same root is not enough: a sibling VMA's anon_vma can be freed
+ *     while the folio stays mapped here);
+ *
+ * R3. the candidate is ``PageAnonExclusive``.  ``fork()`` clears that bit on
+ *     every page it copies and a large folio never gets it back, so a
+ *     reservation stops growing in parent and child after fork (a candidate
+ *     in a ``MADV_DONTFORK`` VMA keeps the bit; R6 covers that case);
+ *
+ * R4. with the folio locked: not in the swap cache, not under writeback,
+ *     swap-backed, no hardware-poisoned page;
+ *
+ * R5. the target subpage is unmapped (its own ``_mapcount`` is -1;
+ *     ``page_mapped()`` is folio-wide), and its entry is none, or the zero
+ *     page that a write replaces (below);
+ *
+ * R6. the folio's reference count equals its map count: no reference from
+ *     a zap still waiting for its TLB flush, no pin, no pipe buffer is
+ *     outstanding, so a subpage that was mapped before (here or, before a
+ *     fork, in another process) is never handed out again while something
+ *     else can still reach it.  This is checked whatever the target's
+ *     ``PageAnonExclusive`` says: a clear bit does not prove that the
+ *     subpage was never mapped.
+ *
+ * Security invariant: the unmapped subpages of a reservation hold a previous
+ * owner's data.  A subpage is zeroed before its PTE is set (``smp_wmb()``,
+ * or ``__folio_mark_uptodate()`` on creation, orders the two); GUP,
+ * ``/proc/pid/mem``, ptrace and core dumps walk page tables, where an
+ * unmapped subpage is a hole.  A new reservation is queued as partially
+ * mapped *before* it goes on the LRU, so reclaim never sees it unflagged:
+ * swap-out and the deferred split shrinker split a partially mapped folio
+ * first, which frees the unmapped subpages.  Migration splits it too, and
+ * if the split fails it copies the whole folio to a new one that is
+ * queued with the same flag: the data stays inside the kernel, unmapped.
+ */
+
+/**
+ * DOC: Locking of the fault path
+ *
+ * Faults come with the mmap read lock or the per-VMA lock.  The lookup and
+ * growth run under the PTE lock and take the folio lock with
+ * ``folio_trylock()`` only: sleeping on a folio lock is not allowed under the
+ * PTE lock.  Growth unlocks the folio before the PTE lock, so that a fault of
+ * another thread waiting for that PTE lock finds the folio unlocked.  A fault
+ * that still finds the reservation busy (the folio lock held by reclaim, a
+ * split or migration, or R6 failing on an extra reference) must not fall back:
+ * a 4 KiB page of the usual path would sit inside the range for good, which no
+ * promotion can absorb, and khugepaged leaves reservations alone.  It drops the
+ * PTE lock and looks again, up to 8 times (``cond_resched()`` in between); then
+ * a contended lock makes the access fault again (the holder never waits for the
+ * mmap lock, which comes first in the lock order), while an extra reference
+ * that stays makes it take the usual path, counted in
+ * ``superpage_resv_fallback``: a pipe or a pin may hold a zapped subpage, which
+ * must never be handed out again, and waiting for it could wait forever.
+ * Before this, two threads filling interleaved 64 KiB chunks of 256 MiB left up
+ * to 5.5% of it 4 KiB-mapped for good, and eight threads on 64 MiB up to 12.5%
+ * (``threads_test``).  A cluster of more than one subpage (up to 2 MiB at
+ * ``vm.superpage_cluster_max_order`` 9) is zeroed with the PTE lock dropped, so
+ * that the clearing runs preemptible: the fault keeps the folio lock and a
+ * reference, which keep every other fault off the folio's unmapped subpages,
+ * and after retaking the PTE lock it checks the target entry, the reservation
+ * (found again) and R4-R6 once more, and maps only the faulting subpage if
+ * another entry of the cluster was filled meanwhile.  Creation drops the PTE
+ * lock to allocate and charge the folio (both may sleep), zeroes the faulting
+ * subpage, retakes the PTE lock and goes on only if the whole range is still
+ * empty; a lost race frees the folio and returns, and the refault finds the
+ * winner's reservation.  The deferred split queue lock nests inside the PTE
+ * lock, as in the rmap removal path.  The documented order of ``mm/rmap.c``
+ * applies: mmap_lock > folio lock > anon_vma > PTE lock.
+ */
+
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
 #include <linux/khugepaged.h>
@@ -114,6 +156,9 @@
 
 #include "../internal.h"
 #include "internal.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 
 /*
  * See superpage_vma_eligible().  In mode 1 the THP sysfs policy decides too
@@ -143,14 +188,23 @@ bool __superpage_vma_eligible(struct vm_area_struct *vma)
 	return thp_vma_allowable_order(vma, vma->vm_flags, tva_flags, PMD_ORDER);
 }
 
-/*
- * R1-R3 for the present PTE @pte at index @j of the faulting VMA; the
- * fault is at index @i.  Special entries (the zero page) are skipped
- * before vm_normal_page().
+/**
+ * superpage_resv_of() - R1-R3: the reservation that a PTE maps, if any
+ * @vma: the VMA of the fault (or of the promotion)
+ * @pte: an entry of the range, at index @j
+ * @haddr: the 2 MiB-aligned start of the range
+ * @j: the index of @pte in the range
+ * @i: the index that the folio must line up with @vma at (the fault's)
+ *
+ * The one check of R1-R3, for the fault path and for promotion (which
+ * passes @i == @j).  Special entries (the zero page) are skipped before
+ * vm_normal_page().  Called under the range's PTE lock.
+ *
+ * Return: the folio of a reservation made for this range of @vma, or NULL.
  */
-static struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
-				       unsigned long haddr, unsigned int j,
-				       unsigned int i)
+struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
+				unsigned long haddr, unsigned int j,
+				unsigned int i)
 {
 	struct folio *folio;
 	struct page *page;
@@ -287,6 +341,24 @@ enum superpage_grow {
 	SUPERPAGE_GROW_NO,
 };
 
+/**
+ * superpage_folio_unusable() - R4: a reservation that nothing may grow
+ * @folio: a locked reservation (or a promotion candidate)
+ *
+ * The one check of R4, for the fault path and for promotion: in the swap
+ * cache, under writeback, no longer swap-backed, or holding a poisoned
+ * page.
+ *
+ * Return: true if no subpage of @folio may be mapped, or promoted, now.
+ */
+bool superpage_folio_unusable(struct folio *folio)
+{
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
+	return folio_test_swapcache(folio) || folio_test_writeback(folio) ||
+	       !folio_test_swapbacked(folio) ||
+	       folio_test_has_hwpoisoned(folio);
+}
+
 /*
  * R4-R6, with @folio locked.  The reference count must equal the map count
  * (plus the caller's own @extra references)
@@ -302,9 +374,7 @@ static enum superpage_grow superpage_subpage_usable(struct folio *folio,
 						    struct page *page,
 						    int extra)
 {
-	if (folio_test_swapcache(folio) || folio_test_writeback(folio) ||
-	    !folio_test_swapbacked(folio) || folio_test_has_hwpoisoned(folio) ||
-	    PageHWPoison(page))
+	if (superpage_folio_unusable(folio) || PageHWPoison(page))
 		return SUPERPAGE_GROW_NO;
 	if (atomic_read(&page->_mapcount) != -1)
 		return SUPERPAGE_GROW_NO;
@@ -466,6 +536,8 @@ static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
 	unsigned int j;
 	bool empty;
 
+	lockdep_assert_held(vmf->ptl);
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
 	/* No PTE lock pins a mapping of the folio while it is dropped. */
 	folio_get(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
@@ -528,6 +600,7 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	unsigned int nr, j, end;
 	int from, to;
 
+	lockdep_assert_held(vmf->ptl);
 	*ret = check_stable_address_space(vma->vm_mm);
 	if (*ret)
 		goto unlock;
@@ -604,10 +677,9 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
 	count_vm_events(SUPERPAGE_RESV_MAPPED, nr);
-	if (nr > 1) {
+	if (nr > 1)
 		count_vm_events(SUPERPAGE_CLUSTER_MAPPED, nr - 1);
-		count_vm_event(SUPERPAGE_CLUSTER_ORDER_1 + ilog2(nr) - 1);
-	}
+	trace_superpage_fault(vma->vm_mm, addr, SUPERPAGE_FAULT_GROWN, nr);
 	superpage_maybe_ready(vma->vm_mm, haddr, from, to);
 	*ret = 0;
 	return SUPERPAGE_GROWN;
@@ -691,14 +763,11 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	folio = vma_alloc_folio(gfp, HPAGE_PMD_ORDER, vma, haddr, true);
 	if (!folio)
 		folio = superpage_resv_alloc_preempt(vma, haddr, gfp);
-	if (!folio) {
-		count_vm_event(SUPERPAGE_RESV_ALLOC_FAILED);
-		return false;
-	}
+	if (!folio)
+		goto failed;
 	if (mem_cgroup_charge(folio, mm, gfp)) {
 		folio_put(folio);
-		count_vm_event(SUPERPAGE_RESV_ALLOC_FAILED);
-		return false;
+		goto failed;
 	}
 	folio_throttle_swaprate(folio, gfp);
 
@@ -744,6 +813,7 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	vmf->pte = NULL;
 	superpage_zero_notify(vmf, zero, &range, false);
 	count_vm_event(SUPERPAGE_RESV_ALLOC);
+	trace_superpage_fault(mm, addr, SUPERPAGE_FAULT_CREATED, 1);
 	superpage_daemon_enter_mm(mm);
 	superpage_maybe_ready(mm, haddr, 0, 1);
 	return true;
@@ -754,7 +824,13 @@ unlock_release:
 release:
 	superpage_zero_notify(vmf, zero, &range, false);
 	folio_put(folio);
+	trace_superpage_fault(mm, addr, SUPERPAGE_FAULT_RACED, 0);
 	return true;
+
+failed:
+	count_vm_event(SUPERPAGE_RESV_ALLOC_FAILED);
+	trace_superpage_fault(mm, addr, SUPERPAGE_FAULT_NO_MEMORY, 0);
+	return false;
 }
 
 /*
@@ -787,13 +863,13 @@ again:
 	*ret = 0;
 	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);
 	if (!vmf->pte)
-		return 1;
+		goto raced;
 	/* The fault raced with another one filling the PTE. */
 	if (!superpage_target_ok(vmf, zero)) {
 		update_mmu_tlb(vma, addr, vmf->pte);
 		pte_unmap_unlock(vmf->pte, vmf->ptl);
 		vmf->pte = NULL;
-		return 1;
+		goto raced;
 	}
 
 	folio = superpage_find_resv(vma, vmf->pte - i, haddr, span, i, empty);
@@ -805,8 +881,11 @@ again:
 	verdict = superpage_resv_grow(vmf, folio, span, i, zero, ret);
 	if (verdict == SUPERPAGE_GROWN)
 		return 1;
-	if (verdict == SUPERPAGE_GROW_NO)
+	if (verdict == SUPERPAGE_GROW_NO) {
+		trace_superpage_fault(vma->vm_mm, addr,
+				      SUPERPAGE_FAULT_UNUSABLE, 0);
 		return 0;
+	}
 	/*
 	 * Busy (R6 or the folio lock): a 4 KiB page of the usual path would
 	 * sit inside the range for good and no promotion could absorb it.
@@ -818,10 +897,18 @@ again:
 		cond_resched();
 		goto again;
 	}
-	if (verdict == SUPERPAGE_GROW_BUSY)
+	if (verdict == SUPERPAGE_GROW_BUSY) {
+		trace_superpage_fault(vma->vm_mm, addr,
+				      SUPERPAGE_FAULT_RETRY, 0);
 		return 1;
+	}
 	count_vm_event(SUPERPAGE_RESV_FALLBACK);
+	trace_superpage_fault(vma->vm_mm, addr, SUPERPAGE_FAULT_REFS, 0);
 	return 0;
+
+raced:
+	trace_superpage_fault(vma->vm_mm, addr, SUPERPAGE_FAULT_RACED, 0);
+	return 1;
 }
 
 /*
@@ -845,16 +932,28 @@ static bool superpage_fault(struct vm_fault *vmf, bool zero, vm_fault_t *ret)
 	superpage_zero_notify(vmf, zero, &range, false);
 	if (done >= 0)
 		return done;
-	if (!empty || !thp_vma_suitable_order(vma, haddr, PMD_ORDER))
+	if (!empty) {
+		trace_superpage_fault(vma->vm_mm, addr, SUPERPAGE_FAULT_NO_RESV,
+				      0);
 		return false;
+	}
+	if (!thp_vma_suitable_order(vma, haddr, PMD_ORDER)) {
+		trace_superpage_fault(vma->vm_mm, addr,
+				      SUPERPAGE_FAULT_UNSUITABLE, 0);
+		return false;
+	}
 	/*
 	 * A read fault maps the zero page, as without reservations: no
 	 * memory is allocated or charged (overcommit does not account a
 	 * read-only or MAP_NORESERVE mapping), and the first write there
 	 * creates the reservation (superpage_wp_zero_fault()).
 	 */
-	if (!(vmf->flags & FAULT_FLAG_WRITE) && !mm_forbids_zeropage(vma->vm_mm))
+	if (!(vmf->flags & FAULT_FLAG_WRITE) &&
+	    !mm_forbids_zeropage(vma->vm_mm)) {
+		trace_superpage_fault(vma->vm_mm, addr,
+				      SUPERPAGE_FAULT_ZERO_PAGE, 0);
 		return false;
+	}
 	/*
 	 * Where do_huge_pmd_anonymous_page() would have run (the first fault
 	 * of a suitable range), khugepaged learns about the mm as it would

@@ -33,6 +33,20 @@ extern unsigned int sysctl_superpage_demote_on_reclaim;
  *	the scan and the promotion (an entry became a swap or migration entry,
  *	uffd-wp, NUMA hinting, another folio, or a subpage mapped elsewhere)
  */
+/* How a fault that the reservation code looked at ended (trace.h). */
+enum superpage_fault_result {
+	SUPERPAGE_FAULT_CREATED,	/* a new reservation */
+	SUPERPAGE_FAULT_GROWN,		/* subpages of one mapped */
+	SUPERPAGE_FAULT_RACED,		/* the entry changed: fault again */
+	SUPERPAGE_FAULT_RETRY,		/* the reservation stayed busy */
+	SUPERPAGE_FAULT_ZERO_PAGE,	/* a read: the zero page */
+	SUPERPAGE_FAULT_NO_RESV,	/* pages, but no reservation */
+	SUPERPAGE_FAULT_UNSUITABLE,	/* the range is not all in the VMA */
+	SUPERPAGE_FAULT_UNUSABLE,	/* R4 or R5 failed */
+	SUPERPAGE_FAULT_REFS,		/* an extra reference stayed */
+	SUPERPAGE_FAULT_NO_MEMORY,	/* no order-9 page or no charge */
+};
+
 enum superpage_promote_result {
 	SUPERPAGE_PROMOTED,
 	SUPERPAGE_PROMOTE_NONE,
@@ -42,6 +56,11 @@ enum superpage_promote_result {
 };
 
 /* promote.c */
+struct folio *superpage_resv_of(struct vm_area_struct *vma, pte_t pte,
+				unsigned long haddr, unsigned int j,
+				unsigned int i);
+bool superpage_folio_unusable(struct folio *folio);
+
 bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
 			     unsigned int threshold);
 enum superpage_promote_result superpage_promote(struct mm_struct *mm,

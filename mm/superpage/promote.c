@@ -11,47 +11,89 @@
  *   zeroed in place first.  The page table that held the 512 PTEs is
  *   emptied and deposited, as for a THP, so that a later PMD split needs no
  *   allocation.
- *
- * Invariants (all checked on the detached page table, where they are exact)
- *   P1 each entry is none, the zero page, or a present PTE of subpage k of
- *      the folio at index k, PageAnonExclusive and mapped once (_mapcount
- *      0); no swap, migration, uffd-wp or NUMA-hinting entry;
- *   P2 a hole's subpage is mapped nowhere (_mapcount -1);
- *   P3 folio_mapcount() is the number of present entries and the only
- *      other reference is ours: no GUP pin, no I/O, no other process, so
- *      the PMD may take PageAnonExclusive (RMAP_EXCLUSIVE) and the tail
- *      pages must lose theirs (a later non-exclusive PMD split re-adds the
- *      PTE mappings without it);
- *   P4 the PMD gets write permission only if every present PTE had it,
- *      dirty if any was dirty or a hole was zeroed, young if any was
- *      young, soft-dirty if any was.
- *   On any failure the page table is put back as it was: only holes were
- *   zeroed, and they were unmapped anyway.
- *
- * Locking
- *   First, under the mmap read lock (by trylock) and the range's PTE lock
- *   (which every zap of the range takes): the candidate's reference,
- *   folio_trylock() (reclaim, migration, KSM, split and every fault that
- *   would map a subpage of it), the reference check and the set of holes
- *   of that instant.  Then, with only the folio lock held, the zeroing of
- *   those holes, so that up to 2 MiB of clearing never runs while faults
- *   are stopped.  No fault can map a hole while the folio is locked, so a
- *   zeroed hole stays zeroed and unreferenced; a subpage zapped after the
- *   check (and maybe still pinned) is not in the set, and is zeroed in the
- *   second step, after the reference check there.  Then, the folio still locked,
- *   as khugepaged's collapse_huge_page(): the mmap write lock (no fault
- *   under the mmap lock, no GUP, no zap), but only by trylock, retried for
- *   about 20 ms: the daemon must not sleep behind one mm's holder for as
- *   long as it holds the lock; then vma_start_write() (faults and
- *   UFFDIO_MOVE under the per-VMA lock).  The candidate is looked up again
- *   and must be the same folio.  From there no subpage can be mapped or
- *   unmapped, so the reference check before the remaining holes are zeroed
- *   is exact for them.  Then the anon_vma write lock (rmap walkers), the
- *   mmu notifiers, and the PMD lock to clear the PMD.  After
- *   pmdp_collapse_flush() and tlb_remove_table_sync_one() no CPU and no
- *   GUP-fast walker can reach the old table, whose entries are then checked
- *   and cleared under its own PTE lock.
  */
+
+/**
+ * DOC: Invariants of promotion
+ *
+ * Before a range is promoted, on the page table after it was detached from
+ * the PMD and GUP-fast was waited out, so that the checks are exact:
+ *
+ * P1. each entry is none, the zero page, or a present PTE of subpage *k* of
+ *     the folio at index *k*, ``PageAnonExclusive`` and mapped once; there
+ *     is no swap, migration, uffd-wp or NUMA-hinting entry;
+ *
+ * P2. the subpage of each hole is mapped nowhere;
+ *
+ * P3. ``folio_mapcount()`` equals the number of present entries, and the
+ *     only other reference is the daemon's: no pin, no I/O, no other
+ *     process.  The reference count is checked once more before the holes
+ *     are zeroed, because a hole may be a zapped subpage that a pipe still
+ *     reads;
+ *
+ * P4. the PMD gets write permission only if every present PTE had it
+ *     (otherwise a write fault reuses the exclusive huge page), dirty if any
+ *     PTE was dirty or a hole was zeroed, young if any was young,
+ *     soft-dirty if any was.
+ *
+ * The PMD rmap is added before the PTE rmaps are removed, so the map count
+ * never drops to zero and the removals neither account nor requeue
+ * anything.  ``PageAnonExclusive`` is cleared on the 511 tail pages: the
+ * bit of a PMD-mapped page lives on its head, and a later split of a
+ * non-exclusive PMD re-adds PTE mappings without clearing stale tail bits,
+ * which would let a copy-on-write page be reused after ``fork()``.  The
+ * emptied table is deposited for a later split, so ``pgtables_bytes`` is
+ * unchanged.  If any check fails, the table is put back with
+ * ``pmd_populate()``; only holes were touched, and they were unmapped.
+ */
+
+/**
+ * DOC: Locking of promotion
+ *
+ * Promotion comes in two steps.  The first runs under the mmap read lock (taken
+ * by trylock): under the range's PTE lock it takes the candidate's folio lock,
+ * by trylock, and a reference, both at once, so that a fault, which takes the
+ * folio lock by trylock under the same PTE lock, sees either neither or both,
+ * never a bare reference (it would take that for a pin, and after its retries
+ * map a 4 KiB page of its own in the range, which no promotion can absorb).
+ * Still under that PTE lock, which every zap of the range takes, it checks the
+ * reference count (equal to the map count plus its own: no pipe or pin holds a
+ * hole) and notes the holes of that instant.  Then it drops the PTE lock and
+ * zeroes those holes.  No fault can map a subpage while the folio is locked, so
+ * a zeroed hole stays zeroed and unreferenced; up to 2 MiB of clearing thus
+ * runs while the mm's other faults, ``mmap()`` and ``munmap()`` go on.
+ * (Checking the references before the PTE lock and reading the holes after it
+ * would be wrong: a subpage pinned by ``vmsplice()`` and then zapped by
+ * ``MADV_DONTNEED`` in between would be zeroed under the pipe.) The second
+ * step, the folio still locked, follows khugepaged's ``collapse_huge_page()``:
+ * the mmap write lock (no fault under the mmap lock, no GUP, no zap), then
+ * ``vma_start_write()`` (faults and ``UFFDIO_MOVE`` under the per-VMA lock;
+ * none of them waits for the folio lock, which faults in the range take by
+ * trylock).  The candidate is looked up again and must be the same folio.  From
+ * there no subpage can be mapped or unmapped, so the reference count, checked
+ * again, is exact; subpages zapped between the two steps (``MADV_DONTNEED``
+ * under the mmap read lock) are the only holes still to zero.  Then the
+ * anon_vma write lock (rmap walkers), the mmu notifiers, the PMD lock around
+ * ``pmdp_collapse_flush()``, then ``tlb_remove_table_sync_one()`` and the
+ * detached table's PTE lock.  For the same reason as above the scan's check
+ * under the mmap read lock (``superpage_promote_ready()``) takes no reference.
+ *
+ * Unlike ``collapse_huge_page()``, promotion does not sleep in
+ * ``mmap_write_lock()``: it retries ``mmap_write_trylock()`` for about
+ * 20 ms (16 tries, 1 to 1.5 ms apart) and then gives up, counted as *busy*,
+ * leaving the range to a later pass of the scan.  One daemon serves every
+ * mm, and a task can hold its mmap lock for minutes: the memcg charge
+ * path throttles a task over its cgroup's memory.high (up to 2 s per batch
+ * of pages, ``mem_cgroup_handle_over_high()``) with the mmap read lock held
+ * if it was populating or faulting.  In a 30-minute stress run (``make
+ * stress``), whose stressors run in a cgroup kept over its memory.high, the
+ * daemon slept in ``mmap_write_lock()`` of one mm for over six minutes
+ * (three hung-task reports) and promoted nothing in any mm meanwhile; the
+ * regression test ``held_mmap_lock_does_not_stall_the_daemon`` in
+ * ``pressure_test`` builds that case on purpose.  A writer that only tries
+ * also never makes the mm's other readers queue behind it.
+ */
+
 #include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
@@ -68,6 +110,7 @@
 
 #include "../internal.h"
 #include "internal.h"
+#include "trace.h"
 
 /* The PMD at @haddr if it points to a page table, else NULL. */
 static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
@@ -96,27 +139,22 @@ static bool superpage_folio_pinned(struct folio *folio)
 	       folio_ref_count(folio) != folio_mapcount(folio) + 1;
 }
 
-static bool superpage_folio_unusable(struct folio *folio)
-{
-	return folio_test_swapcache(folio) || folio_test_writeback(folio) ||
-	       !folio_test_swapbacked(folio) ||
-	       folio_test_has_hwpoisoned(folio);
-}
-
 /**
  * superpage_candidate() - the promotable reservation of a range
  * @vma: the VMA, which covers the whole range
  * @haddr: the 2 MiB-aligned start of the range
  * @threshold: how many subpages must be mapped
+ * @holes: NULL, or where to set the holes of the range (see below)
  *
- * The first present PTE of the range decides: it must map subpage k of an
- * exclusive, PTE-mapped, order-9 anonymous folio of this VMA's anon_vma at
- * index k, with at least @threshold subpages mapped, all by this range
+ * The first present PTE of the range decides: it must pass R1-R3
+ * (superpage_resv_of(), as for a fault: subpage k of an exclusive,
+ * PTE-mapped, order-9 anonymous folio of this VMA's anon_vma at index k),
+ * with at least @threshold subpages mapped, all by this range
  * (none shared after fork, none mapped elsewhere after mremap).  A folio
  * that is not a reservation (a superpage demoted by reclaim) is promoted
- * again only once memory is no longer short (superpage_under_pressure()).  Called
- * with the mmap lock held; the verdict is a hint until superpage_promote()
- * has checked every entry.
+ * again only once memory is no longer short (superpage_under_pressure()).
+ * Called with the mmap lock held; the verdict is a hint until
+ * superpage_promote() has checked every entry.
  *
  * With @holes, the folio is locked (by trylock) and a reference taken, both
  * under the PTE lock: a fault that grows the reservation takes the folio
@@ -141,11 +179,11 @@ static struct folio *superpage_candidate(struct vm_area_struct *vma,
 {
 	pmd_t *pmd = superpage_pte_table(vma->vm_mm, haddr);
 	struct folio *folio = NULL;
-	struct page *page = NULL;
 	spinlock_t *ptl;	/* of the range's page table */
 	pte_t *start, pte;
 	int nr, k;
 
+	mmap_assert_locked(vma->vm_mm);
 	if (!pmd)
 		return NULL;
 	start = pte_offset_map_lock(vma->vm_mm, pmd, haddr, &ptl);
@@ -157,22 +195,13 @@ static struct folio *superpage_candidate(struct vm_area_struct *vma,
 		if (pte_none(pte) ||
 		    (pte_present(pte) && is_zero_pfn(pte_pfn(pte))))
 			continue;
-		if (!pte_present(pte) || pte_protnone(pte) || pte_special(pte))
-			break;
-		page = vm_normal_page(vma, haddr + k * PAGE_SIZE, pte);
 		break;
 	}
-	if (!page)
+	if (k == HPAGE_PMD_NR)
 		goto out;
-	folio = page_folio(page);
-	if (folio_order(folio) != HPAGE_PMD_ORDER || !folio_test_anon(folio) ||
-	    folio_test_ksm(folio) || folio_entire_mapcount(folio) ||
-	    folio_page_idx(folio, page) != k || !PageAnonExclusive(page) ||
-	    folio_anon_vma(folio) != vma->anon_vma ||
-	    folio->index != linear_page_index(vma, haddr)) {
-		folio = NULL;
+	folio = superpage_resv_of(vma, pte, haddr, k, k);
+	if (!folio)
 		goto out;
-	}
 	nr = folio_nr_pages_mapped(folio);
 	if (nr < threshold || folio_mapcount(folio) != nr) {
 		folio = NULL;
@@ -216,6 +245,8 @@ out:
  *
  * For the scan, under the mmap read lock: superpage_candidate() without a
  * reference, so that faults in the range never see one.
+ *
+ * Return: true if the range holds a reservation that promotion would try.
  */
 bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
 			     unsigned int threshold)
@@ -228,6 +259,7 @@ static void superpage_zero_list(struct folio *folio, const unsigned long *holes)
 {
 	unsigned int k;
 
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
 	for_each_set_bit(k, holes, HPAGE_PMD_NR) {
 		clear_highpage(folio_page(folio, k));
 		cond_resched();
@@ -243,20 +275,19 @@ static void superpage_zero_list(struct folio *folio, const unsigned long *holes)
 static unsigned int superpage_zero_holes(struct folio *folio,
 					 unsigned long *zeroed)
 {
+	DECLARE_BITMAP(more, HPAGE_PMD_NR);
 	unsigned int k, holes = 0;
 
+	bitmap_zero(more, HPAGE_PMD_NR);
 	for (k = 0; k < HPAGE_PMD_NR; k++) {
-		struct page *page = folio_page(folio, k);
-
-		if (atomic_read(&page->_mapcount) != -1)
+		if (atomic_read(&folio_page(folio, k)->_mapcount) != -1)
 			continue;
 		holes++;
-		if (test_bit(k, zeroed))
-			continue;
-		clear_highpage(page);
-		__set_bit(k, zeroed);
-		cond_resched();
+		if (!test_bit(k, zeroed))
+			__set_bit(k, more);
 	}
+	superpage_zero_list(folio, more);
+	bitmap_or(zeroed, zeroed, more, HPAGE_PMD_NR);
 	return holes;
 }
 
@@ -316,6 +347,8 @@ superpage_check_ptes(struct vm_area_struct *vma, unsigned long haddr,
 {
 	unsigned int k;
 
+	mmap_assert_write_locked(vma->vm_mm);
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
 	*s = (struct superpage_ptes){ .all_write = true };
 	for (k = 0; k < HPAGE_PMD_NR; k++) {
 		struct page *sub = folio_page(folio, k);
@@ -581,5 +614,6 @@ out_unlock:
 	folio_put(folio);
 out_count:
 	superpage_count_promote(ret);
+	trace_superpage_promote(mm, haddr, ret);
 	return ret;
 }

@@ -3,8 +3,9 @@
  * vm.superpage_enabled: the sysctl exists, takes 0, 1 and 2 and reads them
  * back, rejects anything else with EINVAL without changing the value, and
  * refuses unprivileged writers.  The promotion tunables keep to their
- * documented ranges the same way.  The value found at start is restored (in
- * the parent: a failed ASSERT longjmp()s past the child's teardown).
+ * documented ranges the same way.  Each fixture pushes every knob in its
+ * setup and pops it in its teardown (in the parent: a failed ASSERT
+ * longjmp()s past the child's teardown); no test body restores one.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -27,28 +28,25 @@ static int sysctl_read(void)
 }
 
 FIXTURE(sysctl) {
-	int saved;
+	struct sp_settings saved;
 };
 
 FIXTURE_SETUP(sysctl)
 {
+	self->saved.pushed = 0;
 	if (access(SYSCTL_PATH, F_OK))
 		SKIP(return, "%s not present (CONFIG_SUPERPAGE=n?)", SYSCTL_PATH);
 	if (geteuid())
 		SKIP(return, "must be run as root");
-	self->saved = sysctl_read();
-	ASSERT_GE(self->saved, 0);
-	ASSERT_LE(self->saved, 2);
+	sp_settings_push(&self->saved);
+	ASSERT_GE(sysctl_read(), 0);
+	ASSERT_LE(sysctl_read(), 2);
 }
 
 FIXTURE_TEARDOWN_PARENT(sysctl)
 {
-	char buf[8];
-
-	if (self->saved >= 0 && !access(SYSCTL_PATH, F_OK) && !geteuid()) {
-		snprintf(buf, sizeof(buf), "%d\n", self->saved);
-		EXPECT_EQ(0, sysctl_write(buf));
-	}
+	if (self->saved.pushed)
+		sp_settings_pop(&self->saved);
 }
 
 TEST_F(sysctl, default_is_off_at_boot)
@@ -128,7 +126,27 @@ TEST_F(sysctl, unprivileged_write_fails)
  * The daemon's tunables: each takes its documented minimum and maximum and
  * rejects one beyond either, and non-numbers, with EINVAL, storing nothing.
  */
-TEST(tunables_ranges)
+FIXTURE(tunables) {
+	struct sp_settings saved;
+};
+
+FIXTURE_SETUP(tunables)
+{
+	self->saved.pushed = 0;
+	if (geteuid())
+		SKIP(return, "must be run as root");
+	if (access(SP_THRESHOLD, F_OK))
+		SKIP(return, "this kernel has no promotion tunables");
+	sp_settings_push(&self->saved);
+}
+
+FIXTURE_TEARDOWN_PARENT(tunables)
+{
+	if (self->saved.pushed)
+		sp_settings_pop(&self->saved);
+}
+
+TEST_F(tunables, ranges)
 {
 	static const struct {
 		const char *path;
@@ -142,10 +160,6 @@ TEST(tunables_ranges)
 	};
 	unsigned int i, j;
 
-	if (geteuid())
-		SKIP(return, "must be run as root");
-	if (access(SP_THRESHOLD, F_OK))
-		SKIP(return, "this kernel has no promotion tunables");
 	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
 		const char *path = knobs[i].path;
 		long saved = sp_read_int(path);
@@ -169,7 +183,6 @@ TEST(tunables_ranges)
 			EXPECT_EQ(knobs[i].max, sp_read_int(path))
 				TH_LOG("%s changed by '%s'", path, bad[j]);
 		}
-		EXPECT_EQ(0, sp_write_int(path, saved));
 	}
 }
 
