@@ -6,7 +6,7 @@ H := harness
 
 .PHONY: all kernel kernel-sanitizer kernel-stock kernel-bench test demo shell \
 	mm-selftests mm-selftests-sanitizer bench bench-short stress stress-short \
-	mm-selftests-stock series series-build check-detector cleanroom apply edit export \
+	series series-build check-detector cleanroom apply edit export \
 	clean \
 	distclean
 

@@ -13,14 +13,10 @@
 # Exit status: 1 when a workload read back a wrong value, crashed, or a
 # mode could not be set up; performance never fails the job.
 export PATH=/usr/local/bin:$PATH
-size=full reps='' seed=1
-for arg in $(cat /proc/cmdline); do
-	case "$arg" in
-	sp.bench=*) size=${arg#sp.bench=} ;;
-	sp.reps=*) reps=${arg#sp.reps=} ;;
-	sp.seed=*) seed=${arg#sp.seed=} ;;
-	esac
-done
+. "$(dirname "$0")/lib.sh"
+size=$(sp_cmdline_get bench full)
+reps=$(sp_cmdline_get reps)
+seed=$(sp_cmdline_get seed 1)
 
 # COVER: how long a fill waits for 99% huge-mapped; PROBE: how long the
 # mmap() prober runs after a fill (its own runs); SWEEP: the mapping of
@@ -46,20 +42,16 @@ thp=/sys/kernel/mm/transparent_hugepage
 sp=/proc/sys/vm
 fail=0
 
-# 1 GiB of swap on zram, for the memory cgroup workload.
-if [ -e /sys/block/zram0/disksize ] && ! grep -q zram0 /proc/swaps; then
-	echo 1G >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
-		swapon /dev/zram0 || { echo "# setup failed: zram swap"; fail=1; }
-fi
-echo +memory >/sys/fs/cgroup/cgroup.subtree_control || fail=1
+# 1 GiB of swap on zram, for the memory cgroup workload (a kernel without
+# zram runs without).
+sp_zram_swap 1G
+case $? in 1) echo "# setup failed: zram swap"; fail=1 ;; esac
+sp_knob /sys/fs/cgroup/cgroup.subtree_control +memory || fail=1
 [ -e $sp/superpage_enabled ] || { echo "# no vm.superpage_enabled"; fail=1; }
 [ -e $thp/hugepages-64kB/enabled ] || { echo "# no 64 kB mTHP"; fail=1; }
 
-echo "# env: kernel $(uname -r); $(nproc) CPUs;" \
-	"$(sed -n 's/^MemTotal: *//p' /proc/meminfo) RAM;" \
-	"swap $(sed -n 's/^SwapTotal: *//p' /proc/meminfo);" \
-	"hugetlb pool $(cat $sp/nr_hugepages) x 2 MiB; sizes $size"
-echo "# cmdline: $(cat /proc/cmdline)"
+sp_env "swap $(sp_meminfo SwapTotal)" \
+	"hugetlb pool $(cat $sp/nr_hugepages) x 2 MiB" "sizes $size"
 echo "I size $size"
 echo "I kernel $(uname -r)"
 echo "I cpus $(nproc)"
@@ -88,7 +80,7 @@ echo "I xz $(/usr/local/bin/xz --version 2>&1 | head -n 1)"
 [ $fail -eq 0 ] || exit 1
 
 knob() { # knob FILE VALUE: write, and fail the job if it does not take
-	echo "$2" >"$1" 2>/dev/null || { echo "# cannot write $2 to $1"; fail=1; }
+	sp_knob "$1" "$2" || fail=1
 }
 
 reset_mode() {

@@ -15,20 +15,13 @@
 # Before the runs: 1 GiB of swap on zram, 128 hugetlb pages.
 # A run flagged "rerun" in the list that fails is run once more; its line
 # then says "# rerun" and the first exit status.
+. "$(dirname "$0")/lib.sh"
 dir=/selftests/mm
 list=$dir/mm-selftests.list
-group=main
-first=1
-superpage=
-scale=1
-for arg in $(cat /proc/cmdline); do
-	case "$arg" in
-	sp.mmgroup=*) group=${arg#sp.mmgroup=} ;;
-	sp.mmfirst=*) first=${arg#sp.mmfirst=} ;;
-	sp.superpage=*) superpage=${arg#sp.superpage=} ;;
-	sp.mmscale=*) scale=${arg#sp.mmscale=} ;;
-	esac
-done
+group=$(sp_cmdline_get mmgroup main)
+first=$(sp_cmdline_get mmfirst 1)
+superpage=$(sp_cmdline_get superpage)
+scale=$(sp_cmdline_get mmscale 1)
 
 setup_failed=0
 setup() { # setup DESCRIPTION COMMAND...: run a set-up step, report a failure
@@ -40,21 +33,14 @@ setup() { # setup DESCRIPTION COMMAND...: run a set-up step, report a failure
 	fi
 }
 
-zram_swap() {
-	[ -e /sys/block/zram0/disksize ] || return 1
-	echo 1G >/sys/block/zram0/disksize &&
-		mkswap /dev/zram0 >/dev/null &&
-		swapon /dev/zram0
-}
-
 hugetlb_pages() {
-	echo 128 >/proc/sys/vm/nr_hugepages &&
+	sp_knob /proc/sys/vm/nr_hugepages 128 &&
 		[ "$(cat /proc/sys/vm/nr_hugepages)" -eq 128 ]
 }
 
 superpage_mode() {
 	[ -e /proc/sys/vm/superpage_enabled ] &&
-		echo "$superpage" >/proc/sys/vm/superpage_enabled
+		sp_knob /proc/sys/vm/superpage_enabled "$superpage"
 }
 
 # The THP knobs the tests change; they restore them themselves, except when
@@ -84,21 +70,18 @@ thp_restore() {
 	done
 }
 
-setup "1 GiB of swap on zram" zram_swap
+setup "1 GiB of swap on zram" sp_zram_swap 1G
 setup "128 hugetlb pages" hugetlb_pages
 [ -n "$superpage" ] && setup "vm.superpage_enabled=$superpage" superpage_mode
 thp_save
 
 sp=none
 [ -e /proc/sys/vm/superpage_enabled ] && sp=$(cat /proc/sys/vm/superpage_enabled)
-echo "# env: kernel $(uname -r); $(nproc) CPUs;" \
-	"$(sed -n 's/^MemTotal: *//p' /proc/meminfo) RAM;" \
-	"$(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l) NUMA nodes;" \
-	"swap $(sed -n 's/^SwapTotal: *//p' /proc/meminfo);" \
-	"hugetlb pages $(cat /proc/sys/vm/nr_hugepages);" \
-	"THP $(thp_value enabled), shmem $(thp_value shmem_enabled);" \
+sp_env "$(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l) NUMA nodes" \
+	"swap $(sp_meminfo SwapTotal)" \
+	"hugetlb pages $(cat /proc/sys/vm/nr_hugepages)" \
+	"THP $(thp_value enabled), shmem $(thp_value shmem_enabled)" \
 	"vm.superpage_enabled $sp"
-echo "# cmdline: $(cat /proc/cmdline)"
 [ $setup_failed -eq 0 ] || exit 1
 
 # run_one CMD...: run one test binary of $dir with the timeout $tmo, its

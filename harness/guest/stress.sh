@@ -27,12 +27,8 @@
 # its VMAs (or with the wrong content) or a leaked reservation, stress-ng
 # reported a failed stressor or one killed by a signal, reservations stayed
 # behind, or a tool could not run.
-secs=1800
-for arg in $(cat /proc/cmdline); do
-	case "$arg" in
-	sp.stress=*) secs=${arg#sp.stress=} ;;
-	esac
-done
+. "$(dirname "$0")/lib.sh"
+secs=$(sp_cmdline_get stress 1800)
 sp=/proc/sys/vm
 thp=/sys/kernel/mm/transparent_hugepage
 cg=/sys/fs/cgroup/stress
@@ -40,7 +36,7 @@ fail=0
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin
 
 echo "# stress: kernel $(uname -r), $(nproc) CPUs," \
-	"$(sed -n 's/^MemTotal: *//p' /proc/meminfo), ${secs}s"
+	"$(sp_meminfo MemTotal), ${secs}s"
 for t in trinity stress-ng sp_soak sp_vmafuzz; do
 	command -v $t >/dev/null || [ -x /guest/$t ] ||
 		{ echo "# missing: $t"; fail=1; }
@@ -72,14 +68,13 @@ tail -n 1 /tmp/self-test.log
 	{ echo "# sp_vmafuzz self-test failed"; cat /tmp/self-test.log; fail=1; }
 tail -n 1 /tmp/self-test.log
 
-echo 1G >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
-	swapon /dev/zram0 || { echo "# no zram swap"; fail=1; }
-echo 2 >$sp/superpage_enabled &&
-	echo 64 >$sp/superpage_promote_threshold &&
-	echo 10 >$sp/superpage_scan_sleep_millisecs &&
-	echo 65536 >$sp/superpage_pages_to_scan &&
-	echo 1 >$sp/superpage_demote_on_reclaim &&
-	echo 6 >$sp/superpage_cluster_max_order || { echo "# sysctls"; fail=1; }
+sp_zram_swap 1G || { echo "# no zram swap"; fail=1; }
+sp_knob $sp/superpage_enabled 2 &&
+	sp_knob $sp/superpage_promote_threshold 64 &&
+	sp_knob $sp/superpage_scan_sleep_millisecs 10 &&
+	sp_knob $sp/superpage_pages_to_scan 65536 &&
+	sp_knob $sp/superpage_demote_on_reclaim 1 &&
+	sp_knob $sp/superpage_cluster_max_order 6 || { echo "# sysctls"; fail=1; }
 # khugepaged runs too, on whatever trinity and stress-ng madvise.
 echo madvise >$thp/enabled && echo 100 >$thp/khugepaged/scan_sleep_millisecs
 # One cgroup, stress (192 MiB), with two children:
@@ -90,11 +85,11 @@ echo madvise >$thp/enabled && echo 100 >$thp/khugepaged/scan_sleep_millisecs
 #     its neighbours starves trinity before it runs a syscall;
 #   stress/cycle: sp_soak --cycle, which sets its memory.high itself.
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
-mkdir -p $cg && echo 192M >$cg/memory.max &&
-	echo +memory >$cg/cgroup.subtree_control &&
+mkdir -p $cg && sp_knob $cg/memory.max 192M &&
+	sp_knob $cg/cgroup.subtree_control +memory &&
 	mkdir -p $cg/load $cg/trinity $cg/cycle &&
-	echo 128M >$cg/load/memory.max && echo 96M >$cg/load/memory.high &&
-	echo 64M >$cg/trinity/memory.min || { echo "# memory cgroup"; fail=1; }
+	sp_knob $cg/load/memory.max 128M && sp_knob $cg/load/memory.high 96M &&
+	sp_knob $cg/trinity/memory.min 64M || { echo "# memory cgroup"; fail=1; }
 [ $fail -eq 0 ] || exit 1
 
 # sp_vmafuzz alone first: nothing else creates reservations, so that its
