@@ -489,15 +489,10 @@ superpage_switch(struct vm_area_struct *vma, unsigned long haddr,
 	if (ptl != pml)
 		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
 	ret = superpage_check_ptes(vma, haddr, pte, folio, zeroed, more, &s);
-	/* Holes may be zeroed only if P3 held: none is referenced. */
-	if (ret != SUPERPAGE_PROMOTED) {
-		bitmap_zero(more, HPAGE_PMD_NR);
-		goto out_ptl;
-	}
-	if (!bitmap_empty(more, HPAGE_PMD_NR)) {
+	if (ret == SUPERPAGE_PROMOTED && !bitmap_empty(more, HPAGE_PMD_NR))
 		ret = SUPERPAGE_PROMOTE_CHANGED;
+	if (ret != SUPERPAGE_PROMOTED)
 		goto out_ptl;
-	}
 
 	entry = superpage_switch_rmap(vma, haddr, pte, folio, &s);
 	/* Every subpage is mapped now: the folio is no longer partial. */
