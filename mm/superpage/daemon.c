@@ -52,7 +52,7 @@
  * the daemon.
  * superpaged_mutex serialises starting and stopping the thread and
  * protects superpaged_thread.  The daemon takes the mmap read lock with
- * mmap_read_trylock() to scan; superpage_promote() takes it for read,
+ * mmap_read_trylock() to scan; superpage_promote() takes it for write,
  * by trylock too (retried for about 20 ms): the one daemon must not sleep
  * behind an mm whose lock is held for long.
  */

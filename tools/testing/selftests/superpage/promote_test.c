@@ -415,48 +415,6 @@ TEST_F(promote, dontneed_refill_promotes_again)
 	munmap(p, SP_HPAGE);
 }
 
-/*
- * Promotion runs under the mmap read lock, as MADV_DONTNEED does: a zap
- * must never be undone by a promotion that read the range before it.
- * Refilling one page completes the range and hints the daemon; the page
- * is zapped at once, maybe while the daemon switches the range to a PMD,
- * and must then read zero, every byte, while every other page keeps its
- * pattern and its subpage.
- */
-TEST_F(promote, dontneed_during_promotion_reads_zero)
-{
-	char *p = sp_map_aligned(SP_HPAGE);
-	long end, off, n = 0, promoted;
-	uint64_t base;
-	int k;
-
-	ASSERT_NE(NULL, p);
-	sp_fill_whole(p, SP_NR, 9);
-	base = sp_pfn(p);
-	ASSERT_EQ(2048, sp_wait_anon_huge(p, 2048, SP_WAIT_MS));
-	end = sp_now_ms() + 3000;
-	while (sp_now_ms() < end) {
-		k = 1 + (n * 37) % (SP_NR - 1);
-		memset(p + k * SP_PAGE, 0x5a, SP_PAGE);
-		if (n & 1)
-			usleep(n % 5 * 200);
-		ASSERT_EQ(0, madvise(p + k * SP_PAGE, SP_PAGE, MADV_DONTNEED));
-		off = sp_first_nonzero(p + k * SP_PAGE, SP_PAGE);
-		ASSERT_EQ(-1, off)
-			TH_LOG("round %ld: page %d byte %ld reads %#x after MADV_DONTNEED",
-			       n, k, off, (unsigned char)p[k * SP_PAGE + off]);
-		/* Back to its pattern, for the final check. */
-		sp_fill_whole(p + k * SP_PAGE, 1, 9 + k);
-		n++;
-	}
-	promoted = sp_delta(self->before.promote, "superpage_promote");
-	ksft_print_msg("%ld rounds, %ld promotions\n", n, promoted);
-	EXPECT_LT(10, promoted) TH_LOG("too few promotions raced the zaps");
-	EXPECT_EQ(-1, sp_bad_whole(p, SP_NR, 9));
-	EXPECT_EQ(-1, sp_bad_pfn(p, SP_NR, base));
-	munmap(p, SP_HPAGE);
-}
-
 /* mremap of a promoted range, to a congruent and an incongruent address. */
 TEST_F(promote, mremap_promoted)
 {
