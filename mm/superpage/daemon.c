@@ -25,8 +25,8 @@
  *
  * Invariants
  *   - Hints are only hints: the page table is the index (see fault.c), and
- *     superpage_promote() checks everything again under the mmap write
- *     lock.  A lost hint delays a promotion until the scan comes by.
+ *     superpage_promote() checks everything again under the page table
+ *     locks.  A lost hint delays a promotion until the scan comes by.
  *   - An mm has a slot exactly while MMF_VM_SUPERPAGE is set in its flags:
  *     the bit is set and cleared under superpage_slots_lock with the slot
  *     inserted or removed, so the fault path tests it without the lock
@@ -52,9 +52,10 @@
  * the daemon.
  * superpaged_mutex serialises starting and stopping the thread and
  * protects superpaged_thread.  The daemon takes the mmap read lock with
- * mmap_read_trylock() to scan; superpage_promote() takes it for write,
- * by trylock too (retried for about 20 ms): the one daemon must not sleep
- * behind an mm whose lock is held for long.
+ * mmap_read_trylock() to scan; superpage_promote() locks the range's VMA
+ * for read, by its per-VMA lock or the mmap read lock, by trylock too
+ * (retried for about 20 ms): the one daemon must not sleep behind an mm
+ * whose lock is held for long.
  */
 
 #include <linux/freezer.h>

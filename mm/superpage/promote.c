@@ -9,15 +9,16 @@
  *   copied: the PFNs before and after are the same.  Unpopulated subpages
  *   (holes; only when vm.superpage_promote_threshold is below 512) are
  *   zeroed in place first.  The page table that held the 512 PTEs is
- *   emptied and deposited, as for a THP, so that a later PMD split needs no
- *   allocation.
+ *   emptied and freed after an RCU grace period; a new one is deposited,
+ *   as for a THP, so that a later PMD split needs no allocation.
  */
 
 /**
  * DOC: Invariants of promotion
  *
- * Before a range is promoted, on the page table after it was detached from
- * the PMD and GUP-fast was waited out, so that the checks are exact:
+ * Before a range is promoted, on its page table, with the PMD lock and the
+ * PTE lock held, so that no entry can change but for the hardware's
+ * accessed and dirty bits:
  *
  * P1. each entry is none, the zero page, or a present PTE of subpage *k* of
  *     the folio at index *k*, ``PageAnonExclusive`` and mapped once; there
@@ -41,69 +42,109 @@
  * anything.  ``PageAnonExclusive`` is cleared on the 511 tail pages: the
  * bit of a PMD-mapped page lives on its head, and a later split of a
  * non-exclusive PMD re-adds PTE mappings without clearing stale tail bits,
- * which would let a copy-on-write page be reused after ``fork()``.  The
- * emptied table is deposited for a later split, so ``pgtables_bytes`` is
- * unchanged.  If any check fails, the table is put back with
- * ``pmd_populate()``; only holes were touched, and they were unmapped.
+ * which would let a copy-on-write page be reused after ``fork()``.  A new
+ * table is deposited for a later split, and the emptied one freed after an
+ * RCU grace period, so ``pgtables_bytes`` is unchanged; the new table is
+ * charged to the mm's memory cgroup, as the old one was.  If any check
+ * fails, nothing was changed; only holes were zeroed, and they were
+ * unmapped.
  */
 
 /**
  * DOC: Locking of promotion
  *
- * Promotion comes in two steps.  The first runs under the mmap read lock (taken
- * by trylock): under the range's PTE lock it takes the candidate's folio lock,
- * by trylock, and a reference, both at once, so that a fault, which takes the
- * folio lock by trylock under the same PTE lock, sees either neither or both,
- * never a bare reference (it would take that for a pin, and after its retries
- * map a 4 KiB page of its own in the range, which no promotion can absorb).
- * Still under that PTE lock, which every zap of the range takes, it checks the
- * reference count (equal to the map count plus its own: no pipe or pin holds a
- * hole) and notes the holes of that instant.  Then it drops the PTE lock and
- * zeroes those holes.  No fault can map a subpage while the folio is locked, so
- * a zeroed hole stays zeroed and unreferenced; up to 2 MiB of clearing thus
- * runs while the mm's other faults, ``mmap()`` and ``munmap()`` go on.
- * (Checking the references before the PTE lock and reading the holes after it
- * would be wrong: a subpage pinned by ``vmsplice()`` and then zapped by
- * ``MADV_DONTNEED`` in between would be zeroed under the pipe.) The second
- * step, the folio still locked, follows khugepaged's ``collapse_huge_page()``:
- * the mmap write lock (no fault under the mmap lock, no GUP, no zap), then
- * ``vma_start_write()`` (faults and ``UFFDIO_MOVE`` under the per-VMA lock;
- * none of them waits for the folio lock, which faults in the range take by
- * trylock).  The candidate is looked up again and must be the same folio.  From
- * there no subpage can be mapped or unmapped, so the reference count, checked
- * again, is exact; subpages zapped between the two steps (``MADV_DONTNEED``
- * under the mmap read lock) are the only holes still to zero.  Then the
- * anon_vma write lock (rmap walkers), the mmu notifiers, the PMD lock around
- * ``pmdp_collapse_flush()``, then ``tlb_remove_table_sync_one()`` and the
- * detached table's PTE lock.  For the same reason as above the scan's check
- * under the mmap read lock (``superpage_promote_ready()``) takes no reference.
+ * Promotion holds the VMA of the range locked for read, as a fault does:
+ * by its per-VMA lock (``lock_vma_under_rcu()``), or, when that cannot be
+ * had, by the mmap read lock, as ``collapse_pte_mapped_thp()`` does to
+ * replace the page table of a file THP.  Either excludes every change of
+ * the VMA (``munmap()``, ``mremap()``, ``mprotect()``, ``fork()`` and
+ * khugepaged write-lock it); with the per-VMA lock, ``mmap()`` and
+ * ``munmap()`` of the mm's other VMAs do not wait for promotion at all, and
+ * with the mmap read lock a writer waits out the switch of one range
+ * (microseconds), never a clearing.  Both are taken by trylock (the
+ * per-VMA lock only ever is).  Promotion comes in two steps.  The first,
+ * with the VMA locked: under the range's PTE lock it takes the
+ * candidate's folio lock, by trylock, and a reference, both at once, so
+ * that a fault, which takes the folio lock by trylock under the same PTE
+ * lock, sees either neither or both, never a bare reference (it would take
+ * that for a pin, and after its retries map a 4 KiB page of its own in the
+ * range, which no promotion can absorb).  Still under that PTE lock, which
+ * every zap of the range takes, it checks the reference count (equal to the
+ * map count plus its own: no pipe or pin holds a hole) and notes the holes of
+ * that instant.  Then it drops the PTE lock and the VMA's lock and zeroes
+ * those holes.  No fault can map a subpage while the folio is locked, so a zeroed
+ * hole stays zeroed and unreferenced.  (Checking the references before the PTE
+ * lock and reading the holes after it would be wrong: a subpage pinned by
+ * ``vmsplice()`` and then zapped by ``MADV_DONTNEED`` in between would be
+ * zeroed under the pipe.)
  *
- * Unlike ``collapse_huge_page()``, promotion does not sleep in
- * ``mmap_write_lock()``: it retries ``mmap_write_trylock()`` for about
- * 20 ms (16 tries, 1 to 1.5 ms apart) and then gives up, counted as *busy*,
- * leaving the range to a later pass of the scan.  One daemon serves every
- * mm, and a task can hold its mmap lock for minutes: the memcg charge
- * path throttles a task over its cgroup's memory.high (up to 2 s per batch
- * of pages, ``mem_cgroup_handle_over_high()``) with the mmap read lock held
- * if it was populating or faulting.  In a 30-minute stress run (``make
- * stress``), whose stressors run in a cgroup kept over its memory.high, the
- * daemon slept in ``mmap_write_lock()`` of one mm for over six minutes
- * (three hung-task reports) and promoted nothing in any mm meanwhile; the
- * regression test ``held_mmap_lock_does_not_stall_the_daemon`` in
- * ``pressure_test`` builds that case on purpose.  A writer that only tries
- * also never makes the mm's other readers queue behind it.
+ * The second step, the folio still locked, locks the VMA again (by
+ * trylock), looks the candidate up again (the same folio), then takes the
+ * anon_vma write lock (rmap walkers), starts the mmu notifiers, and takes the
+ * PMD lock and, nested, the PTE lock of the range's table, in
+ * ``collapse_pte_mapped_thp()``'s order.  With both held no entry of the range
+ * can be set or cleared and no table installed or removed, so P1-P3 are
+ * checked on the live table.  Faults under the per-VMA lock, zaps under the
+ * mmap read lock (``MADV_DONTNEED``, the OOM reaper, which is checked for
+ * under the PMD lock) and NUMA hinting may have
+ * changed the range up to that instant: a changed entry fails P1, and a
+ * subpage zapped since the first step is a hole not yet zeroed, which the
+ * second step zeroes with every lock but the folio's dropped before it tries
+ * again.  The PTEs are cleared with ``ptep_get_and_clear()``, whose result
+ * carries the last accessed and dirty bits.  The PMD then goes from the table
+ * to an invalid huge entry (``pmd_mkinvalid()``: a huge PMD to software, which
+ * waits for the PMD lock; not present to the hardware and to GUP-fast), the
+ * 4 KiB translations are flushed from every CPU that ran the mm
+ * (``flush_tlb_range()``), and the huge entry is set: the PMD is never none,
+ * because a walker that reads a PMD without its lock (``zap_pmd_range()``,
+ * the fault path) skips a none PMD or installs a table of its own there,
+ * which would lose a ``MADV_DONTNEED`` or a subpage; and no CPU holds a 4 KiB
+ * and a 2 MiB translation of the range at once.  A walker that read the old
+ * PMD finds it changed once it holds the PTE lock (``pte_offset_map_lock()``;
+ * GUP-fast rechecks the PMD after taking its reference), or finds the emptied
+ * table's entries none where it expected its own (``pte_same()``), and looks
+ * again.  ``move_pages_pte()`` (``UFFDIO_MOVE``, whose source need not be
+ * registered with userfaultfd) rechecks the source PMD under its PTE lock.
+ * Walkers that only read, or only advise (``MADV_FREE``, ``MADV_COLD``,
+ * ``MADV_PAGEOUT``, MGLRU's page table walk), may skip the range once.  The
+ * old table may still be mapped by such a walker under ``rcu_read_lock()``,
+ * so it is freed with ``pte_free_defer()``, and a new table is deposited for
+ * a later split.  The broadcast ``tlb_remove_table_sync_one()`` of
+ * ``collapse_huge_page()`` is not needed: no table is freed before a grace
+ * period, and GUP-fast rechecks the PMD.  The reference count is read under
+ * the PTE lock; a GUP-fast reference taken after that is taken on a subpage
+ * that stays mapped, by the PMD, and is accounted for as on any huge page
+ * (``fork()`` copies a pinned huge page).
+ *
+ * The VMA is locked again by trylock, retried for about 20 ms (16 tries, 1 to
+ * 1.5 ms apart), because a folio lock is held, which a fault takes after
+ * its VMA's lock or the mmap lock; if writers keep both, promotion gives
+ * up, counted as *busy*,
+ * leaving the range to a later pass of the scan.  One daemon serves every mm,
+ * and a task can hold its mmap lock for minutes: the memcg charge path
+ * throttles a task over its cgroup's memory.high (up to 2 s per batch of
+ * pages, ``mem_cgroup_handle_over_high()``) with the mmap read lock held if it
+ * was populating or faulting.  With the mmap write lock, which promotion took
+ * until it moved to read locks, the daemon slept in ``mmap_write_lock()``
+ * of one such mm for over six minutes in a 30-minute stress run (three
+ * hung-task reports) and promoted nothing in any mm meanwhile; the regression
+ * test ``held_mmap_lock_does_not_stall_the_daemon`` in ``pressure_test``
+ * builds that case on purpose.
  */
 
 #include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
+#include <linux/hugetlb.h>
 #include <linux/ksm.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/oom.h>
 #include <linux/pgalloc.h>
 #include <linux/pgtable.h>
 #include <linux/rmap.h>
+#include <linux/sched/mm.h>
 #include <linux/superpage.h>
 #include <linux/vmstat.h>
 #include <asm/tlb.h>
@@ -125,6 +166,53 @@ static pmd_t *superpage_pte_table(struct mm_struct *mm, unsigned long haddr)
 	    pmd_trans_huge(pmdval) || pmd_bad(pmdval))
 		return NULL;
 	return pmd;
+}
+
+/*
+ * The VMA cannot change: its own lock, or the mmap lock, is held for read
+ * (superpage_lock_vma(); the scan holds the mmap lock).
+ */
+static void superpage_assert_vma_locked(struct vm_area_struct *vma)
+{
+	if (!rwsem_is_locked(&vma->vm_mm->mmap_lock))
+		vma_assert_locked(vma);
+}
+
+/*
+ * The VMA of @haddr, locked for read: by its per-VMA lock if it can be
+ * had, as a fault takes it, else by the mmap lock, taken by trylock (the
+ * caller may hold a folio lock, which a fault takes after either lock;
+ * vma_start_read() only ever tries).  *@mmap_locked says which one, for
+ * superpage_unlock_vma().  Returns the VMA, NULL if no VMA covers @haddr,
+ * or ERR_PTR(-EBUSY) if neither lock could be had.
+ */
+static struct vm_area_struct *superpage_lock_vma(struct mm_struct *mm,
+						 unsigned long haddr,
+						 bool *mmap_locked)
+{
+	struct vm_area_struct *vma = lock_vma_under_rcu(mm, haddr);
+
+	*mmap_locked = false;
+	if (vma)
+		return vma;
+	/* No VMA there, or it is being changed: ask under the mmap lock. */
+	if (!mmap_read_trylock(mm))
+		return ERR_PTR(-EBUSY);
+	*mmap_locked = true;
+	vma = vma_lookup(mm, haddr);
+	if (!vma) {
+		mmap_read_unlock(mm);
+		*mmap_locked = false;
+	}
+	return vma;
+}
+
+static void superpage_unlock_vma(struct vm_area_struct *vma, bool mmap_locked)
+{
+	if (mmap_locked)
+		mmap_read_unlock(vma->vm_mm);
+	else
+		vma_end_read(vma);
 }
 
 /*
@@ -153,7 +241,7 @@ static bool superpage_folio_pinned(struct folio *folio)
  * (none shared after fork, none mapped elsewhere after mremap).  A folio
  * that is not a reservation (a superpage demoted by reclaim) is promoted
  * again only once memory is no longer short (superpage_under_pressure()).
- * Called with the mmap lock held; the verdict is a hint until
+ * Called with the VMA locked (superpage_assert_vma_locked()); the verdict is a hint until
  * superpage_promote() has checked every entry.
  *
  * With @holes, the folio is locked (by trylock) and a reference taken, both
@@ -183,7 +271,7 @@ static struct folio *superpage_candidate(struct vm_area_struct *vma,
 	pte_t *start, pte;
 	int nr, k;
 
-	mmap_assert_locked(vma->vm_mm);
+	superpage_assert_vma_locked(vma);
 	if (!pmd)
 		return NULL;
 	start = pte_offset_map_lock(vma->vm_mm, pmd, haddr, &ptl);
@@ -267,32 +355,7 @@ static void superpage_zero_list(struct folio *folio, const unsigned long *holes)
 }
 
 /*
- * Zero the subpages of @folio that no PTE maps, except those already
- * zeroed (set in @zeroed), and set them in @zeroed.  With the folio lock
- * held no fault can map them meanwhile (fault.c maps a subpage only with
- * the folio locked).  Returns how many subpages are holes now.
- */
-static unsigned int superpage_zero_holes(struct folio *folio,
-					 unsigned long *zeroed)
-{
-	DECLARE_BITMAP(more, HPAGE_PMD_NR);
-	unsigned int k, holes = 0;
-
-	bitmap_zero(more, HPAGE_PMD_NR);
-	for (k = 0; k < HPAGE_PMD_NR; k++) {
-		if (atomic_read(&folio_page(folio, k)->_mapcount) != -1)
-			continue;
-		holes++;
-		if (!test_bit(k, zeroed))
-			__set_bit(k, more);
-	}
-	superpage_zero_list(folio, more);
-	bitmap_or(zeroed, zeroed, more, HPAGE_PMD_NR);
-	return holes;
-}
-
-/*
- * The first step of a promotion, under the mmap read lock only: find the
+ * The first step of a promotion, with the VMA locked for read: find the
  * candidate of the range at @haddr and lock it (superpage_candidate()),
  * then zero the holes it found, with no lock but the folio's held (up to
  * 2 MiB of clearing), while faults elsewhere in the mm go on.  Returns
@@ -307,29 +370,28 @@ static struct folio *superpage_promote_prepare(struct mm_struct *mm,
 {
 	struct vm_area_struct *vma;
 	struct folio *folio = NULL;
+	bool mmap_locked;
 
 	*ret = SUPERPAGE_PROMOTE_BUSY;
-	if (!mmap_read_trylock(mm))
+	vma = superpage_lock_vma(mm, haddr, &mmap_locked);
+	if (IS_ERR(vma))
 		return NULL;
 	*ret = SUPERPAGE_PROMOTE_NONE;
-	vma = vma_lookup(mm, haddr);
-	if (!vma || !range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) ||
-	    !vma->anon_vma || !__superpage_vma_eligible(vma))
-		goto out;
-	folio = superpage_candidate(vma, haddr, threshold, zeroed);
+	if (!vma)
+		return NULL;
+	if (range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) &&
+	    vma->anon_vma && __superpage_vma_eligible(vma))
+		folio = superpage_candidate(vma, haddr, threshold, zeroed);
 	if (IS_ERR(folio)) {
 		*ret = PTR_ERR(folio) == -EBUSY ? SUPERPAGE_PROMOTE_BUSY :
 		       PTR_ERR(folio) == -EPERM ? SUPERPAGE_PROMOTE_PINNED :
 		       SUPERPAGE_PROMOTE_CHANGED;
 		folio = NULL;
 	}
-	mmap_read_unlock(mm);
+	superpage_unlock_vma(vma, mmap_locked);
 	if (folio)
 		superpage_zero_list(folio, zeroed);
 	return folio;
-out:
-	mmap_read_unlock(mm);
-	return NULL;
 }
 
 struct superpage_ptes {
@@ -338,16 +400,25 @@ struct superpage_ptes {
 };
 
 /*
- * P1 and P2 for the detached table @pte of @folio, collecting the PTE
- * bits for P4.  Called with the table's PTE lock held.
+ * P1-P3 for the page table @pte of @folio, collecting the PTE bits for P4.
+ * Holes that were not zeroed (not set in @zeroed: subpages zapped since
+ * superpage_candidate()) are set in @more; the caller zeroes them with
+ * every lock but the folio's dropped and tries again.  Called with the
+ * table's PTE lock and the PMD lock held, so that no entry but the
+ * hardware's accessed and dirty bits can change.  A GUP-fast reference
+ * that GUP-fast drops again once it sees the entry changed fails P3
+ * (PINNED), and the range is tried again later; one that it keeps is on a
+ * subpage that stays mapped, by the PMD.
  */
 static enum superpage_promote_result
 superpage_check_ptes(struct vm_area_struct *vma, unsigned long haddr,
-		     pte_t *pte, struct folio *folio, struct superpage_ptes *s)
+		     pte_t *pte, struct folio *folio,
+		     const unsigned long *zeroed, unsigned long *more,
+		     struct superpage_ptes *s)
 {
 	unsigned int k;
 
-	mmap_assert_write_locked(vma->vm_mm);
+	superpage_assert_vma_locked(vma);
 	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
 	*s = (struct superpage_ptes){ .all_write = true };
 	for (k = 0; k < HPAGE_PMD_NR; k++) {
@@ -358,6 +429,8 @@ superpage_check_ptes(struct vm_area_struct *vma, unsigned long haddr,
 		    (pte_present(entry) && is_zero_pfn(pte_pfn(entry)))) {
 			if (atomic_read(&sub->_mapcount) != -1)
 				return SUPERPAGE_PROMOTE_CHANGED;
+			if (!test_bit(k, zeroed))
+				__set_bit(k, more);
 			continue;
 		}
 		if (!pte_present(entry) || pte_protnone(entry) ||
@@ -370,13 +443,13 @@ superpage_check_ptes(struct vm_area_struct *vma, unsigned long haddr,
 			return SUPERPAGE_PROMOTE_CHANGED;
 		s->present++;
 		s->all_write &= pte_write(entry);
-		s->dirty |= pte_dirty(entry);
-		s->young |= pte_young(entry);
-		s->soft_dirty |= pte_soft_dirty(entry);
 	}
 	if (!s->present)
 		return SUPERPAGE_PROMOTE_CHANGED;
-	/* P3; the references: one per PTE and ours. */
+	/*
+	 * P3; the references: one per PTE and ours.  Checked before the
+	 * holes in @more are zeroed: a pipe may hold a zapped subpage.
+	 */
 	if (folio_mapcount(folio) != s->present)
 		return SUPERPAGE_PROMOTE_CHANGED;
 	if (folio_maybe_dma_pinned(folio) ||
@@ -386,28 +459,22 @@ superpage_check_ptes(struct vm_area_struct *vma, unsigned long haddr,
 }
 
 /*
- * Swap the PTE mappings of the detached table @pte for a PMD mapping of
- * @folio, keeping the counts of P3.  Called with the table's PTE lock held;
- * the PMD is still clear.
+ * Clear the PTEs of the table @pte, which P1-P3 passed, and swap their
+ * mappings of @folio for a PMD mapping, keeping the counts of P3.
+ * ptep_get_and_clear() returns the accessed and dirty bits that the
+ * hardware set up to that instant; a CPU that still caches a
+ * translation of the range cannot set them in a cleared entry (it
+ * faults instead, and finds the PMD), so the PMD made from them (P4)
+ * loses none.  Called with the table's PTE lock and the PMD lock held.
  */
 static pmd_t superpage_switch_rmap(struct vm_area_struct *vma,
 				   unsigned long haddr, pte_t *pte,
 				   struct folio *folio,
-				   const struct superpage_ptes *s,
-				   unsigned int holes)
+				   struct superpage_ptes *s)
 {
+	unsigned int k, run = 0, holes = HPAGE_PMD_NR - s->present;
 	struct mm_struct *mm = vma->vm_mm;
-	unsigned int k, run = 0;
 	pmd_t entry;
-
-	entry = mk_huge_pmd(&folio->page, vma->vm_page_prot);
-	if (s->all_write && (vma->vm_flags & VM_WRITE))
-		entry = pmd_mkwrite(entry, vma);
-	if (s->dirty || holes)
-		entry = pmd_mkdirty(entry);
-	if (s->soft_dirty)
-		entry = pmd_mksoft_dirty(entry);
-	entry = s->young ? pmd_mkyoung(entry) : pmd_mkold(entry);
 
 	/*
 	 * The PMD mapping first: the folio's mapcount never drops to zero and
@@ -418,18 +485,23 @@ static pmd_t superpage_switch_rmap(struct vm_area_struct *vma,
 		pte_t e = k < HPAGE_PMD_NR ? ptep_get(pte + k) : __pte(0);
 		bool mapped = !pte_none(e) && !is_zero_pfn(pte_pfn(e));
 
+		if (k < HPAGE_PMD_NR && !pte_none(e)) {
+			e = ptep_get_and_clear(mm, haddr + k * PAGE_SIZE, pte + k);
+			if (mapped) {
+				s->dirty |= pte_dirty(e);
+				s->young |= pte_young(e);
+				s->soft_dirty |= pte_soft_dirty(e);
+			} else {
+				/* A zero page that KSM merged is counted as such. */
+				ksm_might_unmap_zero_page(mm, e);
+			}
+		}
 		if (mapped) {
 			run++;
 		} else if (run) {
 			folio_remove_rmap_ptes(folio, folio_page(folio, k - run),
 					       run, vma);
 			run = 0;
-		}
-		if (k < HPAGE_PMD_NR && !pte_none(e)) {
-			ptep_clear(mm, haddr + k * PAGE_SIZE, pte + k);
-			/* A zero page that KSM merged is counted as such. */
-			if (!mapped)
-				ksm_might_unmap_zero_page(mm, e);
 		}
 	}
 	/* The removals munlock an mlocked folio; the PMD keeps it locked. */
@@ -438,7 +510,142 @@ static pmd_t superpage_switch_rmap(struct vm_area_struct *vma,
 		ClearPageAnonExclusive(folio_page(folio, k));
 	folio_ref_sub(folio, s->present - 1);
 	add_mm_counter(mm, MM_ANONPAGES, holes);
-	return entry;
+
+	entry = mk_huge_pmd(&folio->page, vma->vm_page_prot);
+	if (s->all_write && (vma->vm_flags & VM_WRITE))
+		entry = pmd_mkwrite(entry, vma);
+	if (s->dirty || holes)
+		entry = pmd_mkdirty(entry);
+	if (s->soft_dirty)
+		entry = pmd_mksoft_dirty(entry);
+	return s->young ? pmd_mkyoung(entry) : pmd_mkold(entry);
+}
+
+/*
+ * A page table for @mm, charged to its memory cgroup as a table allocated
+ * by a fault would be: the daemon, a kernel thread, has no cgroup of its
+ * own, and the table it replaces was charged.
+ */
+static pgtable_t superpage_pte_alloc(struct mm_struct *mm)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_mm(mm);
+	struct mem_cgroup *old = set_active_memcg(memcg);
+	pgtable_t pgtable = pte_alloc_one(mm);
+
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
+	return pgtable;
+}
+
+/*
+ * The second step of a promotion, with the VMA locked for read, @folio
+ * locked and its holes in @zeroed zeroed: check the range's page table
+ * and replace it by a PMD mapping of @folio, in one pmdp_establish(),
+ * under the anon_vma write lock, the PMD lock and the PTE lock.  Holes
+ * still to zero are set in @more (SUPERPAGE_PROMOTE_CHANGED).
+ */
+static enum superpage_promote_result
+superpage_switch(struct vm_area_struct *vma, unsigned long haddr,
+		 struct folio *folio, const unsigned long *zeroed,
+		 unsigned long *more)
+{
+	enum superpage_promote_result ret = SUPERPAGE_PROMOTE_CHANGED;
+	struct mm_struct *mm = vma->vm_mm;
+	struct mmu_notifier_range range;
+	struct superpage_ptes s;
+	pgtable_t pgtable, old = NULL;
+	spinlock_t *pml, *ptl;
+	pmd_t *pmd, pmdval, entry;
+	pte_t *pte;
+
+	pmd = superpage_pte_table(mm, haddr);
+	if (!pmd)
+		return ret;
+	/*
+	 * The table deposited for a later split is a new one: the range's
+	 * table may still be read by a walker that found it before the
+	 * switch (pte_offset_map_nolock(), under RCU), so it is freed only
+	 * after a grace period, never deposited and reused, or freed by a
+	 * zap of the PMD at once.
+	 */
+	pgtable = superpage_pte_alloc(mm);
+	if (!pgtable)
+		return SUPERPAGE_PROMOTE_BUSY;
+	anon_vma_lock_write(vma->anon_vma);
+	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, mm, haddr,
+				haddr + HPAGE_PMD_SIZE);
+	mmu_notifier_invalidate_range_start(&range);
+	pml = pmd_lock(mm, pmd);
+	pmdval = pmdp_get(pmd);
+	if (pmd_none(pmdval) || !pmd_present(pmdval) ||
+	    pmd_trans_huge(pmdval) || pmd_bad(pmdval))
+		goto out_pml;
+	/*
+	 * The OOM reaper zaps under the PTE or PMD lock after it marks the
+	 * mm unstable: either it has not reached this range, and will zap
+	 * the PMD, or this sees the mark.
+	 */
+	if (check_stable_address_space(mm)) {
+		ret = SUPERPAGE_PROMOTE_NONE;
+		goto out_pml;
+	}
+	/* The PMD lock keeps the table in place: no recheck needed. */
+	pte = pte_offset_map_nolock(mm, pmd, haddr, &ptl);
+	if (!pte)
+		goto out_pml;
+	if (ptl != pml)
+		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
+	ret = superpage_check_ptes(vma, haddr, pte, folio, zeroed, more, &s);
+	/* Holes may be zeroed only if P3 held: none is referenced. */
+	if (ret != SUPERPAGE_PROMOTED) {
+		bitmap_zero(more, HPAGE_PMD_NR);
+		goto out_ptl;
+	}
+	if (!bitmap_empty(more, HPAGE_PMD_NR)) {
+		ret = SUPERPAGE_PROMOTE_CHANGED;
+		goto out_ptl;
+	}
+
+	entry = superpage_switch_rmap(vma, haddr, pte, folio, &s);
+	/* Every subpage is mapped now: the folio is no longer partial. */
+	deferred_split_clear_partially_mapped(folio);
+	/* A huge page now, no longer a reservation. */
+	superpage_resv_end(folio);
+	/* The zeroed holes must be visible before the PMD is. */
+	smp_wmb();
+	pgtable_trans_huge_deposit(mm, pmd, pgtable);
+	pgtable = NULL;
+	old = pmd_pgtable(pmdval);
+	/*
+	 * The PMD goes from the table to the huge entry without passing
+	 * through none: a walker under the mmap read lock (MADV_DONTNEED's
+	 * zap, a fault) that reads it without the PMD lock would skip a
+	 * none PMD, or fill it with a table of its own.  First an invalid
+	 * huge entry, which software takes for a huge PMD (and waits for
+	 * the PMD lock) and the hardware does not map, then the flush of
+	 * the 4 KiB translations of every CPU that ran the mm, then the
+	 * entry: no CPU ever holds a 4 KiB and a 2 MiB translation of the
+	 * range at once (a stale zero page next to the new mapping), as
+	 * __split_huge_pmd_locked() does the other way round.
+	 */
+	pmdp_establish(vma, haddr, pmd, pmd_mkinvalid(entry));
+	flush_tlb_range(vma, haddr, haddr + HPAGE_PMD_SIZE);
+	set_pmd_at(mm, haddr, pmd, entry);
+	update_mmu_cache_pmd(vma, haddr, pmd);
+out_ptl:
+	if (ptl != pml)
+		spin_unlock(ptl);
+	pte_unmap(pte);
+out_pml:
+	spin_unlock(pml);
+	mmu_notifier_invalidate_range_end(&range);
+	anon_vma_unlock_write(vma->anon_vma);
+	/* Unreachable and flushed: freed after an RCU grace period. */
+	if (old)
+		pte_free_defer(mm, old);
+	if (pgtable)
+		pte_free(mm, pgtable);
+	return ret;
 }
 
 bool __superpage_khugepaged_skip(struct folio *folio)
@@ -468,39 +675,48 @@ static void superpage_count_promote(enum superpage_promote_result ret)
 }
 
 /*
- * The mmap write lock, if it can be had within about SUPERPAGE_MMAP_TRIES
- * milliseconds.  A task may hold an mmap lock for minutes (a populate or
- * an mlock() throttled by memory.high, a fault waiting for I/O), and
- * mmap_write_lock() would stop the one daemon that serves every mm behind
- * it: give up instead, and leave the range to a later pass.
+ * superpage_lock_vma(), tried for about SUPERPAGE_MMAP_TRIES milliseconds:
+ * the caller holds a folio lock, which a fault takes after its VMA's lock
+ * or the mmap lock, and a writer may wait for minutes behind a reader (a
+ * populate or an mlock() throttled by memory.high, a fault waiting for
+ * I/O), which would stop the one daemon that serves every mm: give up
+ * instead, and leave the range to a later pass.
  */
 #define SUPERPAGE_MMAP_TRIES	16
 
-static bool superpage_mmap_write_lock(struct mm_struct *mm)
+static struct vm_area_struct *superpage_lock_vma_retry(struct mm_struct *mm,
+						       unsigned long haddr,
+						       bool *mmap_locked)
 {
+	struct vm_area_struct *vma;
 	int i;
 
 	for (i = 0; i < SUPERPAGE_MMAP_TRIES; i++) {
-		if (mmap_write_trylock(mm))
-			return true;
+		vma = superpage_lock_vma(mm, haddr, mmap_locked);
+		if (!IS_ERR(vma))
+			return vma;
 		usleep_range(1000, 1500);
 	}
-	return false;
+	return vma;
 }
+
+/* How often holes zapped meanwhile are zeroed before promotion gives up. */
+#define SUPERPAGE_ZERO_TRIES	3
 
 /**
  * superpage_promote() - map a populated reservation with one PMD, in place
  * @mm: the address space, pinned by the caller (mmget)
  * @haddr: the 2 MiB-aligned start of the range
  *
- * Locks the candidate and zeroes its holes under the mmap read lock
- * (superpage_promote_prepare()); then, with the folio still locked, takes
- * and releases the mmap write lock, or gives up with
- * SUPERPAGE_PROMOTE_BUSY if it stays contended for about 20 ms (see
- * superpage_mmap_write_lock()).  The range is promoted if it lies
- * in one eligible VMA and superpage_candidate() finds a reservation
- * with vm.superpage_promote_threshold subpages mapped, and every entry then
- * passes P1-P3.
+ * Locks the candidate and zeroes its holes (superpage_promote_prepare());
+ * then, with the folio still locked, locks the VMA again, or
+ * gives up with SUPERPAGE_PROMOTE_BUSY if a writer keeps it for about
+ * 20 ms (see superpage_lock_vma_retry()), and switches the range to a PMD
+ * mapping (superpage_switch()).  The range is promoted if it lies in one
+ * eligible VMA and superpage_candidate() finds a reservation with
+ * vm.superpage_promote_threshold subpages mapped, and every entry then
+ * passes P1-P3.  Subpages zapped meanwhile are zeroed with the VMA lock
+ * dropped, and the switch tried again, up to SUPERPAGE_ZERO_TRIES times.
  *
  * Return: the outcome; only BUSY, PINNED and CHANGED are failures.
  */
@@ -509,106 +725,57 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 {
 	unsigned int threshold = READ_ONCE(sysctl_superpage_promote_threshold);
 	enum superpage_promote_result ret = SUPERPAGE_PROMOTE_NONE;
-	struct mmu_notifier_range range;
-	struct vm_area_struct *vma;
 	DECLARE_BITMAP(zeroed, HPAGE_PMD_NR);
-	struct superpage_ptes s;
-	spinlock_t *pml, *ptl;
+	DECLARE_BITMAP(more, HPAGE_PMD_NR);
+	struct vm_area_struct *vma;
 	struct folio *folio;
-	unsigned int holes;
-	pmd_t *pmd, _pmd, entry;
-	pte_t *pte;
+	bool mmap_locked;
+	int tries = 0;
 
 	bitmap_zero(zeroed, HPAGE_PMD_NR);
 	folio = superpage_promote_prepare(mm, haddr, threshold, zeroed, &ret);
 	if (!folio)
 		goto out_count;
+again:
+	bitmap_zero(more, HPAGE_PMD_NR);
 	/*
-	 * Trylock only, with the folio locked: a task holding the mmap lock
+	 * Trylock only, with the folio locked: a task holding the VMA lock
 	 * never waits for this folio's lock (faults take it by trylock).
 	 */
-	if (!superpage_mmap_write_lock(mm)) {
+	vma = superpage_lock_vma_retry(mm, haddr, &mmap_locked);
+	if (IS_ERR(vma)) {
 		ret = SUPERPAGE_PROMOTE_BUSY;
 		goto out_unlock;
 	}
 	ret = SUPERPAGE_PROMOTE_NONE;
+	if (!vma)
+		goto out_unlock;
 	/* The OOM reaper may be tearing the address space down. */
 	if (check_stable_address_space(mm))
 		goto out_mmap;
-	vma = vma_lookup(mm, haddr);
-	if (!vma || !range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) ||
+	if (!range_in_vma(vma, haddr, haddr + HPAGE_PMD_SIZE) ||
 	    !vma->anon_vma || !__superpage_vma_eligible(vma))
 		goto out_mmap;
-	/*
-	 * Before the checks: per-VMA-lock faults could unmap a subpage
-	 * (superpage_candidate()).  Their faults in this range take the
-	 * folio lock by trylock only, so none of them holds the VMA lock
-	 * while it waits for ours.
-	 */
-	vma_start_write(vma);
 	/* The range may have been unmapped or remapped meanwhile. */
 	ret = SUPERPAGE_PROMOTE_CHANGED;
 	if (superpage_candidate(vma, haddr, threshold, NULL) != folio)
 		goto out_mmap;
-	/* Stable: page tables are freed under the mmap write lock only. */
-	pmd = superpage_pte_table(mm, haddr);
-	if (WARN_ON_ONCE(!pmd))
-		goto out_mmap;
 	if (superpage_folio_unusable(folio))
 		goto out_mmap;
-	/* Subpages zapped since the first check are holes to zero too. */
-	ret = SUPERPAGE_PROMOTE_PINNED;
-	if (superpage_folio_pinned(folio))
-		goto out_mmap;
-
-	holes = superpage_zero_holes(folio, zeroed);
-	anon_vma_lock_write(vma->anon_vma);
-	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, mm, haddr,
-				haddr + HPAGE_PMD_SIZE);
-	mmu_notifier_invalidate_range_start(&range);
-	pml = pmd_lock(mm, pmd);
-	/* Clears the PMD and flushes the 4 KiB TLB entries of the range. */
-	_pmd = pmdp_collapse_flush(vma, haddr, pmd);
-	spin_unlock(pml);
-	mmu_notifier_invalidate_range_end(&range);
-	/* Waits out GUP-fast walkers that still see the old table. */
-	tlb_remove_table_sync_one();
-
-	pte = pte_offset_map_lock(mm, &_pmd, haddr, &ptl);
-	if (!pte)
-		goto out_restore;
-	ret = superpage_check_ptes(vma, haddr, pte, folio, &s);
-	if (ret != SUPERPAGE_PROMOTED) {
-		pte_unmap_unlock(pte, ptl);
-		goto out_restore;
-	}
-	entry = superpage_switch_rmap(vma, haddr, pte, folio, &s, holes);
-	pte_unmap_unlock(pte, ptl);
-	/* Every subpage is mapped now: the folio is no longer partial. */
-	deferred_split_clear_partially_mapped(folio);
-	/* A huge page now, no longer a reservation. */
-	superpage_resv_end(folio);
-	/* The zeroed holes must be visible before the PMD is. */
-	smp_wmb();
-
-	spin_lock(pml);
-	VM_WARN_ON_ONCE(!pmd_none(*pmd));
-	pgtable_trans_huge_deposit(mm, pmd, pmd_pgtable(_pmd));
-	set_pmd_at(mm, haddr, pmd, entry);
-	update_mmu_cache_pmd(vma, haddr, pmd);
-	spin_unlock(pml);
-	anon_vma_unlock_write(vma->anon_vma);
-	goto out_mmap;
-
-out_restore:
-	/* As collapse_huge_page(): a page table is restored, never set_pmd_at. */
-	spin_lock(pml);
-	VM_WARN_ON_ONCE(!pmd_none(*pmd));
-	pmd_populate(mm, pmd, pmd_pgtable(_pmd));
-	spin_unlock(pml);
-	anon_vma_unlock_write(vma->anon_vma);
+	ret = superpage_switch(vma, haddr, folio, zeroed, more);
 out_mmap:
-	mmap_write_unlock(mm);
+	superpage_unlock_vma(vma, mmap_locked);
+	/*
+	 * Subpages zapped since the first step (MADV_DONTNEED) are holes to
+	 * zero too; the folio lock keeps them unmapped, and P3 held.
+	 */
+	if (ret == SUPERPAGE_PROMOTE_CHANGED &&
+	    !bitmap_empty(more, HPAGE_PMD_NR) &&
+	    ++tries < SUPERPAGE_ZERO_TRIES) {
+		superpage_zero_list(folio, more);
+		bitmap_or(zeroed, zeroed, more, HPAGE_PMD_NR);
+		goto again;
+	}
 out_unlock:
 	folio_unlock(folio);
 	folio_put(folio);

@@ -25,7 +25,7 @@
  *     every change of it passes through superpage_resv_mod_mapped().
  *   - The flag is set before the first rmap of the folio and cleared only
  *     where the folio cannot gain or lose mappings concurrently: with the
- *     folio locked and the mmap write lock held (promotion), with the
+ *     folio locked and the PMD and PTE locks held (promotion), with the
  *     folio unmapped and its references frozen (split), or with no
  *     reference left (free).
  *

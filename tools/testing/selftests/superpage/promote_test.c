@@ -14,6 +14,10 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <linux/userfaultfd.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -415,6 +419,48 @@ TEST_F(promote, dontneed_refill_promotes_again)
 	munmap(p, SP_HPAGE);
 }
 
+/*
+ * Promotion runs under the mmap read lock, as MADV_DONTNEED does: a zap
+ * must never be undone by a promotion that read the range before it.
+ * Refilling one page completes the range and hints the daemon; the page
+ * is zapped at once, maybe while the daemon switches the range to a PMD,
+ * and must then read zero, every byte, while every other page keeps its
+ * pattern and its subpage.
+ */
+TEST_F(promote, dontneed_during_promotion_reads_zero)
+{
+	char *p = sp_map_aligned(SP_HPAGE);
+	long end, off, n = 0, promoted;
+	uint64_t base;
+	int k;
+
+	ASSERT_NE(NULL, p);
+	sp_fill_whole(p, SP_NR, 9);
+	base = sp_pfn(p);
+	ASSERT_EQ(2048, sp_wait_anon_huge(p, 2048, SP_WAIT_MS));
+	end = sp_now_ms() + 3000;
+	while (sp_now_ms() < end) {
+		k = 1 + (n * 37) % (SP_NR - 1);
+		memset(p + k * SP_PAGE, 0x5a, SP_PAGE);
+		if (n & 1)
+			usleep(n % 5 * 200);
+		ASSERT_EQ(0, madvise(p + k * SP_PAGE, SP_PAGE, MADV_DONTNEED));
+		off = sp_first_nonzero(p + k * SP_PAGE, SP_PAGE);
+		ASSERT_EQ(-1, off)
+			TH_LOG("round %ld: page %d byte %ld reads %#x after MADV_DONTNEED",
+			       n, k, off, (unsigned char)p[k * SP_PAGE + off]);
+		/* Back to its pattern, for the final check. */
+		sp_fill_whole(p + k * SP_PAGE, 1, 9 + k);
+		n++;
+	}
+	promoted = sp_delta(self->before.promote, "superpage_promote");
+	ksft_print_msg("%ld rounds, %ld promotions\n", n, promoted);
+	EXPECT_LT(10, promoted) TH_LOG("too few promotions raced the zaps");
+	EXPECT_EQ(-1, sp_bad_whole(p, SP_NR, 9));
+	EXPECT_EQ(-1, sp_bad_pfn(p, SP_NR, base));
+	munmap(p, SP_HPAGE);
+}
+
 /* mremap of a promoted range, to a congruent and an incongruent address. */
 TEST_F(promote, mremap_promoted)
 {
@@ -720,6 +766,318 @@ TEST_F(promote, hint_burst_starts_a_scan)
 	       size / 1024, sp_now_ms() - t0);
 	EXPECT_EQ(size / 1024, huge);
 	munmap(p, size);
+}
+
+#define SP_TAINTED	"/proc/sys/kernel/tainted"
+#define SP_TAINT_WARN	(1 << 9)	/* TAINT_WARN: a WARN_ON() fired */
+#define SP_MOVE_RANGES	8	/* 2 MiB ranges per round: 16 MiB */
+#define SP_MOVE_MS	5000	/* rounds for about this long, */
+#define SP_MOVE_ROUNDS	500	/* and at most this many */
+#define SP_MOVE_TRIES	2000	/* retries of a stalled move */
+
+/*
+ * From the last write of a range (the hint) to its first move, in us: the
+ * move comes before the daemon, while it promotes, or after, depending on
+ * how fast the daemon takes the hint.
+ */
+static const int sp_move_delay_us[] = {
+	0, 10, 20, 40, 60, 80, 100, 150, 200, 300, 500, 1000,
+};
+
+/* The words of each page that hold its tag. */
+static const int sp_move_offs[] = { 0, SP_PAGE / 2, SP_PAGE - 8 };
+
+/* The word at byte @off of page @page of the source in round @round. */
+static uint64_t sp_move_tag(long round, int page, int off)
+{
+	return (((uint64_t)round << 32 | (uint64_t)page << 12 | off) *
+		0x9e3779b97f4a7c15ULL) | 1;
+}
+
+static uint64_t *sp_move_word(const char *p, int page, int i)
+{
+	return (uint64_t *)(p + page * SP_PAGE + sp_move_offs[i]);
+}
+
+/* Write the tags of pages [@first, @first + @n) of @p, in order. */
+static void sp_move_fill(char *p, long round, int first, int n)
+{
+	int k, i;
+
+	for (k = first; k < first + n; k++)
+		for (i = 0; i < (int)ARRAY_SIZE(sp_move_offs); i++)
+			*sp_move_word(p, k, i) =
+				sp_move_tag(round, k, sp_move_offs[i]);
+}
+
+/* The first of the @n pages of @p that does not hold its tags, or -1. */
+static int sp_move_bad(const char *p, long round, int n)
+{
+	int k, i;
+
+	for (k = 0; k < n; k++)
+		for (i = 0; i < (int)ARRAY_SIZE(sp_move_offs); i++)
+			if (*sp_move_word(p, k, i) !=
+			    sp_move_tag(round, k, sp_move_offs[i]))
+				return k;
+	return -1;
+}
+
+static long sp_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Spin: a sleep would be far longer than the shortest delays. */
+static void sp_spin_us(long us)
+{
+	long end = sp_now_us() + us;
+
+	while (sp_now_us() < end)
+		;
+}
+
+struct sp_move_stats {
+	long ioctls, partial, busy, again;
+};
+
+/*
+ * UFFDIO_MOVE @len bytes from @src to @dst with mode 0, where a source
+ * page that is not there fails the move with ENOENT.  The ioctl returns 0
+ * when all of it moved; a short move fails with EAGAIN and .move the bytes
+ * moved (the rest is retried from there); nothing moved fails with .move
+ * the negative error: EAGAIN (mmap_changing) and EBUSY (a large folio
+ * whose split met a transient reference, such as the daemon's, dropped
+ * just after its folio lock) are retried up to SP_MOVE_TRIES times in a
+ * row.  Returns 0, the negative errno that stopped the move, or -EPROTO
+ * if the ioctl broke its contract; *@done is the number of bytes moved.
+ */
+static int sp_uffd_move(int uffd, char *dst, char *src, size_t len,
+			struct sp_move_stats *st, size_t *done)
+{
+	struct uffdio_move mv;
+	int tries = 0, err;
+
+	*done = 0;
+	while (*done < len) {
+		memset(&mv, 0, sizeof(mv));
+		mv.dst = (uintptr_t)(dst + *done);
+		mv.src = (uintptr_t)(src + *done);
+		mv.len = len - *done;
+		st->ioctls++;
+		if (!ioctl(uffd, UFFDIO_MOVE, &mv)) {
+			if (mv.move != (__s64)mv.len)
+				return -EPROTO;
+			*done = len;
+			return 0;
+		}
+		err = -errno;
+		if (err == -EAGAIN && mv.move > 0) {
+			if (mv.move > (__s64)mv.len || mv.move % SP_PAGE)
+				return -EPROTO;
+			st->partial++;
+			*done += mv.move;
+			tries = 0;
+			continue;
+		}
+		if ((err != -EAGAIN && err != -EBUSY) || mv.move != err)
+			return err;
+		if (++tries >= SP_MOVE_TRIES)
+			return err;
+		if (err == -EBUSY) {
+			st->busy++;
+			usleep(50);
+		} else {
+			st->again++;
+			sched_yield();
+		}
+	}
+	return 0;
+}
+
+/*
+ * Fill range @r of @src (every page, so that the last write completes the
+ * reservation and hints the daemon), wait a delay of the round's choice,
+ * then move the range to @dst in chunks of the round's size, from a page
+ * of the round's choice on, wrapping around: no move may fail.
+ */
+static void sp_move_range(struct __test_metadata *_metadata, int uffd,
+			  char *dst, char *src, long round, int r,
+			  struct sp_move_stats *st)
+{
+	int delay = sp_move_delay_us[(round + 5 * r) %
+				     ARRAY_SIZE(sp_move_delay_us)];
+	int chunk = 1 << ((round + r) % 5);	/* 1 to 16 pages */
+	int start = (round * 97 + r * 131) % SP_NR / chunk * chunk;
+	int i, page, err;
+	size_t done;
+
+	sp_move_fill(src, round, r * SP_NR, SP_NR);
+	sp_spin_us(delay);
+	for (i = 0; i < SP_NR; i += chunk) {
+		page = r * SP_NR + (start + i) % SP_NR;
+		err = sp_uffd_move(uffd, dst + page * SP_PAGE,
+				   src + page * SP_PAGE, chunk * SP_PAGE,
+				   st, &done);
+		page += done / SP_PAGE;
+		ASSERT_EQ(0, err)
+			TH_LOG("round %ld, page %d (%d us after the fill, %d KiB chunks): UFFDIO_MOVE: %s%s; the source page is %spresent",
+			       round, page, delay, chunk * 4, strerror(-err),
+			       err == -ENOENT ?
+			       " (a populated page taken for a hole)" : "",
+			       (sp_pagemap(src + page * SP_PAGE) & PM_PRESENT) ?
+			       "" : "not ");
+	}
+}
+
+/*
+ * Promotion runs under the mmap read lock, and so does UFFDIO_MOVE, whose
+ * source need not be registered with userfaultfd: move_pages_pte() may
+ * have mapped the range's page table just before the daemon empties it
+ * and installs the PMD.  It must recheck the source PMD under the PTE
+ * lock and retry, not WARN (a huge source PMD) nor take a populated page
+ * of the emptied table for a hole: mode 0 would fail with ENOENT, and
+ * ALLOW_SRC_HOLES would report the page moved while it stays behind.
+ * Each round fills every page of 16 MiB (8 ranges, each promotable as
+ * soon as its last page is written) and, one range after the other, right
+ * after its fill or a few microseconds to a millisecond later, moves its
+ * pages to a registered destination in 4 to 64 KiB chunks: no move may
+ * fail, every destination page must be present with its data and every
+ * source page gone.  Promotions must have happened meanwhile (else the
+ * race was never run), and the kernel must not have warned.
+ */
+TEST_F(promote, uffd_move_during_promotion)
+{
+	const int nr = SP_MOVE_RANGES * SP_NR;
+	const size_t size = SP_MOVE_RANGES * SP_HPAGE;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct sp_move_stats st = { 0 };
+	uint64_t pfns[SP_MOVE_RANGES * SP_NR];
+	long end, round, promoted, failed, taint;
+	struct uffdio_register reg;
+	char *src, *dst;
+	int uffd, k;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	if (!(api.features & UFFD_FEATURE_MOVE)) {
+		close(uffd);
+		SKIP(return, "no UFFDIO_MOVE");
+	}
+	taint = sp_read_int(SP_TAINTED);
+	end = sp_now_ms() + SP_MOVE_MS;
+	for (round = 0; round < SP_MOVE_ROUNDS && sp_now_ms() < end; round++) {
+		src = sp_map_aligned(size);
+		dst = sp_map_aligned(size);
+		ASSERT_NE(NULL, src);
+		ASSERT_NE(NULL, dst);
+		memset(&reg, 0, sizeof(reg));
+		reg.range.start = (uintptr_t)dst;
+		reg.range.len = size;
+		reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+		ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg))
+			TH_LOG("UFFDIO_REGISTER: %s", strerror(errno));
+		ASSERT_NE(0ULL, reg.ioctls & (1ULL << _UFFDIO_MOVE));
+
+		/* Starting at a different range each round. */
+		for (k = 0; k < SP_MOVE_RANGES; k++)
+			sp_move_range(_metadata, uffd, dst, src, round,
+				      (round + k) % SP_MOVE_RANGES, &st);
+
+		/* A missing destination page is not touched: it would block. */
+		ASSERT_EQ(0, sp_pfns(dst, nr, pfns));
+		for (k = 0; k < nr; k++)
+			ASSERT_NE(0ULL, pfns[k])
+				TH_LOG("round %ld: destination page %d missing",
+				       round, k);
+		k = sp_move_bad(dst, round, nr);
+		ASSERT_EQ(-1, k)
+			TH_LOG("round %ld: destination page %d has wrong data",
+			       round, k);
+		ASSERT_EQ(0, sp_pfns(src, nr, pfns));
+		for (k = 0; k < nr; k++)
+			ASSERT_EQ(0ULL, pfns[k])
+				TH_LOG("round %ld: source page %d not moved",
+				       round, k);
+		munmap(src, size);
+		munmap(dst, size);
+	}
+	close(uffd);
+	promoted = sp_delta(self->before.promote, "superpage_promote");
+	failed = sp_delta(self->before.failed, "superpage_promote_failed");
+	ksft_print_msg("%ld rounds, %ld UFFDIO_MOVE calls (%ld short, %ld EBUSY and %ld EAGAIN retries), %ld promotions, %ld failed\n",
+		       round, st.ioctls, st.partial, st.busy, st.again,
+		       promoted, failed);
+	EXPECT_LT(0, promoted)
+		TH_LOG("no range was promoted: no move met a promotion");
+	if (taint >= 0 && !(taint & SP_TAINT_WARN))
+		EXPECT_EQ(0, sp_read_int(SP_TAINTED) & SP_TAINT_WARN)
+			TH_LOG("the kernel warned during the moves: see dmesg");
+}
+
+/*
+ * A reservation maps its subpages one by one, and only the mapped ones are
+ * exclusive: UFFDIO_MOVE of a page of a reservation whose first subpage
+ * was never touched must move it (after splitting the folio), not fail
+ * with EBUSY because the folio's head page is not exclusive.
+ */
+TEST_F(promote, uffd_move_from_partial_reservation)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct sp_move_stats st = { 0 };
+	struct uffdio_register reg;
+	char *src, *dst;
+	uint64_t base;
+	size_t done;
+	int uffd, err;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	if (!(api.features & UFFD_FEATURE_MOVE)) {
+		close(uffd);
+		SKIP(return, "no UFFDIO_MOVE");
+	}
+	src = sp_map_aligned(SP_HPAGE);
+	dst = sp_map_aligned(SP_HPAGE);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)dst;
+	reg.range.len = SP_HPAGE;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg))
+		TH_LOG("UFFDIO_REGISTER: %s", strerror(errno));
+
+	/* One write to subpage 5: a reservation, subpage 0 never mapped. */
+	sp_move_fill(src, 1, 5, 1);
+	base = sp_pfn(src + 5 * SP_PAGE);
+	ASSERT_NE(0, base);
+	ASSERT_EQ(5, base % SP_NR)
+		TH_LOG("PFN %#llx is not subpage 5 of a reservation",
+		       (unsigned long long)base);
+	ASSERT_EQ(0, sp_pagemap(src) & PM_PRESENT);
+
+	err = sp_uffd_move(uffd, dst + 5 * SP_PAGE, src + 5 * SP_PAGE,
+			   SP_PAGE, &st, &done);
+	ASSERT_EQ(0, err)
+		TH_LOG("UFFDIO_MOVE of subpage 5: %s after %ld EBUSY retries",
+		       strerror(-err), st.busy);
+	ASSERT_NE(0, sp_pagemap(dst + 5 * SP_PAGE) & PM_PRESENT);
+	EXPECT_EQ(base, sp_pfn(dst + 5 * SP_PAGE));
+	EXPECT_EQ(0, sp_pagemap(src + 5 * SP_PAGE) & PM_PRESENT);
+	/* The page moved is subpage 5, with its data. */
+	EXPECT_EQ(sp_move_tag(1, 5, 0), *sp_move_word(dst, 5, 0));
+	EXPECT_EQ(sp_move_tag(1, 5, SP_PAGE - 8), *sp_move_word(dst, 5, 2));
+	munmap(src, SP_HPAGE);
+	munmap(dst, SP_HPAGE);
+	close(uffd);
 }
 
 TEST_HARNESS_MAIN
