@@ -769,7 +769,7 @@ TEST_F(promote, hint_burst_starts_a_scan)
 }
 
 #define SP_TAINTED	"/proc/sys/kernel/tainted"
-#define SP_TAINT_WARN	(1 << 9)	/* TAINT_WARN: a WARN_ON() fired */
+#define SP_TAINT_WARN	512		/* 1 << TAINT_WARN: a WARN_ON() fired */
 #define SP_MOVE_RANGES	8	/* 2 MiB ranges per round: 16 MiB */
 #define SP_MOVE_MS	5000	/* rounds for about this long, */
 #define SP_MOVE_ROUNDS	500	/* and at most this many */
@@ -913,6 +913,7 @@ static void sp_move_range(struct __test_metadata *_metadata, int uffd,
 	int chunk = 1 << ((round + r) % 5);	/* 1 to 16 pages */
 	int start = (round * 97 + r * 131) % SP_NR / chunk * chunk;
 	int i, page, err;
+	char why[96] = "";
 	size_t done;
 
 	sp_move_fill(src, round, r * SP_NR, SP_NR);
@@ -923,13 +924,16 @@ static void sp_move_range(struct __test_metadata *_metadata, int uffd,
 				   src + page * SP_PAGE, chunk * SP_PAGE,
 				   st, &done);
 		page += done / SP_PAGE;
+		if (err)
+			snprintf(why, sizeof(why),
+				 "UFFDIO_MOVE: %s%s; the source page is %spresent",
+				 strerror(-err), err == -ENOENT ?
+				 " (a populated page taken for a hole)" : "",
+				 (sp_pagemap(src + page * SP_PAGE) &
+				  PM_PRESENT) ? "" : "not ");
 		ASSERT_EQ(0, err)
-			TH_LOG("round %ld, page %d (%d us after the fill, %d KiB chunks): UFFDIO_MOVE: %s%s; the source page is %spresent",
-			       round, page, delay, chunk * 4, strerror(-err),
-			       err == -ENOENT ?
-			       " (a populated page taken for a hole)" : "",
-			       (sp_pagemap(src + page * SP_PAGE) & PM_PRESENT) ?
-			       "" : "not ");
+			TH_LOG("round %ld, page %d (%d us after the fill, %d KiB chunks): %s",
+			       round, page, delay, chunk * 4, why);
 	}
 }
 
@@ -1010,9 +1014,10 @@ TEST_F(promote, uffd_move_during_promotion)
 	close(uffd);
 	promoted = sp_delta(self->before.promote, "superpage_promote");
 	failed = sp_delta(self->before.failed, "superpage_promote_failed");
-	ksft_print_msg("%ld rounds, %ld UFFDIO_MOVE calls (%ld short, %ld EBUSY and %ld EAGAIN retries), %ld promotions, %ld failed\n",
-		       round, st.ioctls, st.partial, st.busy, st.again,
-		       promoted, failed);
+	ksft_print_msg("%ld rounds, %ld UFFDIO_MOVE calls, %ld of them short\n",
+		       round, st.ioctls, st.partial);
+	ksft_print_msg("%ld EBUSY and %ld EAGAIN retries, %ld promotions, %ld failed\n",
+		       st.busy, st.again, promoted, failed);
 	EXPECT_LT(0, promoted)
 		TH_LOG("no range was promoted: no move met a promotion");
 	if (taint >= 0 && !(taint & SP_TAINT_WARN))
