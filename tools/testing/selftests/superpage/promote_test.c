@@ -845,6 +845,41 @@ struct sp_move_stats {
 };
 
 /*
+ * A userfaultfd that offers UFFDIO_MOVE, or -1 with the test skipped
+ * (the kernel has no userfaultfd or no UFFDIO_MOVE).
+ */
+static int sp_uffd_open_move(struct __test_metadata *_metadata)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int uffd;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return -1, "userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api))
+		TH_LOG("UFFDIO_API: %s", strerror(errno));
+	if (!(api.features & UFFD_FEATURE_MOVE)) {
+		close(uffd);
+		SKIP(return -1, "no UFFDIO_MOVE");
+	}
+	return uffd;
+}
+
+/* Register @len bytes at @dst for missing faults: the moves' target. */
+static void sp_uffd_register_missing(struct __test_metadata *_metadata,
+				     int uffd, char *dst, size_t len)
+{
+	struct uffdio_register reg = { 0 };
+
+	reg.range.start = (uintptr_t)dst;
+	reg.range.len = len;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg))
+		TH_LOG("UFFDIO_REGISTER: %s", strerror(errno));
+	ASSERT_NE(0ULL, reg.ioctls & (1ULL << _UFFDIO_MOVE));
+}
+
+/*
  * UFFDIO_MOVE @len bytes from @src to @dst with mode 0, where a source
  * page that is not there fails the move with ENOENT.  The ioctl returns 0
  * when all of it moved; a short move fails with EAGAIN and .move the bytes
@@ -957,22 +992,15 @@ TEST_F(promote, uffd_move_during_promotion)
 {
 	const int nr = SP_MOVE_RANGES * SP_NR;
 	const size_t size = SP_MOVE_RANGES * SP_HPAGE;
-	struct uffdio_api api = { .api = UFFD_API };
 	struct sp_move_stats st = { 0 };
 	uint64_t pfns[SP_MOVE_RANGES * SP_NR];
 	long end, round, promoted, failed, taint;
-	struct uffdio_register reg;
 	char *src, *dst;
 	int uffd, k;
 
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	uffd = sp_uffd_open_move(_metadata);
 	if (uffd < 0)
-		SKIP(return, "userfaultfd: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
-	if (!(api.features & UFFD_FEATURE_MOVE)) {
-		close(uffd);
-		SKIP(return, "no UFFDIO_MOVE");
-	}
+		return;
 	taint = sp_read_int(SP_TAINTED);
 	end = sp_now_ms() + SP_MOVE_MS;
 	for (round = 0; round < SP_MOVE_ROUNDS && sp_now_ms() < end; round++) {
@@ -980,13 +1008,7 @@ TEST_F(promote, uffd_move_during_promotion)
 		dst = sp_map_aligned(size);
 		ASSERT_NE(NULL, src);
 		ASSERT_NE(NULL, dst);
-		memset(&reg, 0, sizeof(reg));
-		reg.range.start = (uintptr_t)dst;
-		reg.range.len = size;
-		reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-		ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg))
-			TH_LOG("UFFDIO_REGISTER: %s", strerror(errno));
-		ASSERT_NE(0ULL, reg.ioctls & (1ULL << _UFFDIO_MOVE));
+		sp_uffd_register_missing(_metadata, uffd, dst, size);
 
 		/* Starting at a different range each round. */
 		for (k = 0; k < SP_MOVE_RANGES; k++)
@@ -1033,32 +1055,20 @@ TEST_F(promote, uffd_move_during_promotion)
  */
 TEST_F(promote, uffd_move_from_partial_reservation)
 {
-	struct uffdio_api api = { .api = UFFD_API };
 	struct sp_move_stats st = { 0 };
-	struct uffdio_register reg;
 	char *src, *dst;
 	uint64_t base;
 	size_t done;
 	int uffd, err;
 
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	uffd = sp_uffd_open_move(_metadata);
 	if (uffd < 0)
-		SKIP(return, "userfaultfd: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
-	if (!(api.features & UFFD_FEATURE_MOVE)) {
-		close(uffd);
-		SKIP(return, "no UFFDIO_MOVE");
-	}
+		return;
 	src = sp_map_aligned(SP_HPAGE);
 	dst = sp_map_aligned(SP_HPAGE);
 	ASSERT_NE(NULL, src);
 	ASSERT_NE(NULL, dst);
-	memset(&reg, 0, sizeof(reg));
-	reg.range.start = (uintptr_t)dst;
-	reg.range.len = SP_HPAGE;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg))
-		TH_LOG("UFFDIO_REGISTER: %s", strerror(errno));
+	sp_uffd_register_missing(_metadata, uffd, dst, SP_HPAGE);
 
 	/* One write to subpage 5: a reservation, subpage 0 never mapped. */
 	sp_move_fill(src, 1, 5, 1);
