@@ -771,19 +771,10 @@ static void sp_lock_holder(const char *cg, int fd)
 /* AnonHugePages of the whole of process @pid, in KiB, or -1. */
 static long sp_pid_anon_huge_kb(pid_t pid)
 {
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "AnonHugePages:", 14))
-			kb = atol(line + 14);
-	fclose(f);
-	return kb;
+	return sp_file_field(path, "AnonHugePages", ':');
 }
 
 /*
