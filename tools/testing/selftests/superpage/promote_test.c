@@ -420,12 +420,12 @@ TEST_F(promote, dontneed_refill_promotes_again)
 }
 
 /*
- * Promotion runs under the mmap read lock, as MADV_DONTNEED does: a zap
- * must never be undone by a promotion that read the range before it.
- * Refilling one page completes the range and hints the daemon; the page
- * is zapped at once, maybe while the daemon switches the range to a PMD,
- * and must then read zero, every byte, while every other page keeps its
- * pattern and its subpage.
+ * Promotion holds only a read lock (the VMA's, or the mmap read lock), as
+ * MADV_DONTNEED does: a zap must never be undone by a promotion that read
+ * the range before it.  Refilling one page completes the range and hints
+ * the daemon; the page is zapped at once, maybe while the daemon switches
+ * the range to a PMD, and must then read zero, every byte, while every
+ * other page keeps its pattern and its subpage.
  */
 TEST_F(promote, dontneed_during_promotion_reads_zero)
 {
@@ -973,20 +973,21 @@ static void sp_move_range(struct __test_metadata *_metadata, int uffd,
 }
 
 /*
- * Promotion runs under the mmap read lock, and so does UFFDIO_MOVE, whose
- * source need not be registered with userfaultfd: move_pages_pte() may
- * have mapped the range's page table just before the daemon empties it
- * and installs the PMD.  It must recheck the source PMD under the PTE
- * lock and retry, not WARN (a huge source PMD) nor take a populated page
- * of the emptied table for a hole: mode 0 would fail with ENOENT, and
- * ALLOW_SRC_HOLES would report the page moved while it stays behind.
- * Each round fills every page of 16 MiB (8 ranges, each promotable as
- * soon as its last page is written) and, one range after the other, right
- * after its fill or a few microseconds to a millisecond later, moves its
- * pages to a registered destination in 4 to 64 KiB chunks: no move may
- * fail, every destination page must be present with its data and every
- * source page gone.  Promotions must have happened meanwhile (else the
- * race was never run), and the kernel must not have warned.
+ * Promotion holds only a read lock (the VMA's, or the mmap read lock), and
+ * so does UFFDIO_MOVE, whose source need not be registered with
+ * userfaultfd: move_pages_pte() may have mapped the range's page table
+ * just before the daemon empties it and installs the PMD.  It must
+ * recheck the source PMD under the PTE lock and retry, not WARN (a huge
+ * source PMD) nor take a populated page of the emptied table for a hole:
+ * mode 0 would fail with ENOENT, and ALLOW_SRC_HOLES would report the
+ * page moved while it stays behind.  Each round fills every page of
+ * 16 MiB (8 ranges, each promotable as soon as its last page is written)
+ * and, one range after the other, right after its fill or a few
+ * microseconds to a millisecond later, moves its pages to a registered
+ * destination in 4 to 64 KiB chunks: no move may fail, every destination
+ * page must be present with its data and every source page gone.
+ * Promotions must have happened meanwhile (else the race was never run),
+ * and the kernel must not have warned.
  */
 TEST_F(promote, uffd_move_during_promotion)
 {
