@@ -31,8 +31,9 @@ MODES = [
     ("hugetlb", "hugetlbfs"),
     ("sp512", "superpages, threshold 512"),
     ("sp128", "superpages, threshold 128"),
+    ("sp512-zall", "superpages, faults zero whole clusters"),
 ]
-SP_MODES = ["sp512", "sp128"]
+SP_MODES = ["sp512", "sp128", "sp512-zall"]
 MODE_NAME = dict(MODES)
 
 WORKLOADS = [
@@ -73,7 +74,12 @@ METRICS = {
     "ns_per_touch": ("time per touch", "ns", "lower"),
     "fault_p50_us": ("fault latency p50", "us", "lower"),
     "fault_p99_us": ("fault latency p99", "us", "lower"),
+    "fault_p999_us": ("fault latency p99.9", "us", "lower"),
     "fault_max_us": ("fault latency max", "us", "lower"),
+    "touch_p50_us": ("touch latency p50 (every touch)", "us", "lower"),
+    "touch_p99_us": ("touch latency p99 (every touch)", "us", "lower"),
+    "touch_p999_us": ("touch latency p99.9 (every touch)", "us", "lower"),
+    "touch_max_us": ("touch latency max (every touch)", "us", "lower"),
     "rss_kib": ("RSS after the touches", "KiB", "lower"),
     "mem_kib": ("memory used after the touches (memcg + hugetlb pool)",
                 "KiB", "lower"),
@@ -130,6 +136,8 @@ METRICS = {
                          "(prober runs)", "us", "lower"),
     "mmap_wait_p99_us": ("mmap() latency while the daemon works, p99 "
                          "(prober runs)", "us", "lower"),
+    "mmap_wait_p999_us": ("mmap() latency while the daemon works, p99.9 "
+                          "(prober runs)", "us", "lower"),
     "mmap_wait_max_us": ("mmap() latency while the daemon works, max "
                          "(prober runs)", "us", "lower"),
     "ns_per_update": ("time per update", "ns", "lower"),
@@ -155,7 +163,7 @@ HEADLINE = [
     ("fill-seq", "cover99_ms"), ("fill-seq", "copied_kib"),
     ("fill-rand", "faults"), ("fill-rand", "cover99_ms"),
     ("gups", "ns_per_update"),
-    ("latency", "fault_p99_us"),
+    ("latency", "fault_p99_us"), ("latency", "touch_p999_us"),
     ("fork", "child_write_mem_kib"), ("fork", "child_write_ms"),
     ("procs", "us_per_process"),
     ("fill-seq", "daemon_us_per_2m"), ("fill-seq", "mmap_wait_max_us"),
@@ -169,7 +177,8 @@ HEADLINE = [
 # fault latency, memory consumption, successful promotions.
 REVIEW_2018 = [
     ("fault latency", [("latency", "fault_p50_us"), ("latency", "fault_p99_us"),
-                       ("latency", "fault_max_us"), ("sparse", "fault_p99_us"),
+                       ("latency", "fault_max_us"),
+                       ("latency", "touch_p999_us"), ("sparse", "fault_p99_us"),
                        ("fill-seq", "fill_ms")]),
     ("memory consumption", [("sparse", "mem_kib"),
                             ("sparse", "mem_settled_kib"),

@@ -272,16 +272,19 @@ static void percentiles(const char *wl, const char *what, double *v, long n)
 	result(wl, name, v[n / 2] / 1000);
 	snprintf(name, sizeof(name), "%s_p99_us", what);
 	result(wl, name, v[(n * 99) / 100] / 1000);
+	snprintf(name, sizeof(name), "%s_p999_us", what);
+	result(wl, name, v[(n * 999) / 1000] / 1000);
 	snprintf(name, sizeof(name), "%s_max_us", what);
 	result(wl, name, v[n - 1] / 1000);
 }
 
 /*
  * Touch one page per @stride of @size, timing each touch; the latencies of
- * touches that took a fault go to @lat (if not NULL).  Returns the faults.
+ * touches that took a fault go to @lat (if not NULL), those of every touch
+ * to @all (if not NULL, with @lat).  Returns the faults.
  */
-static long touch(char *p, size_t size, size_t stride, const size_t *order,
-		  double *lat, long *nlat)
+static long touch_all(char *p, size_t size, size_t stride,
+		      const size_t *order, double *lat, long *nlat, double *all)
 {
 	long f0 = minflt(RUSAGE_THREAD), f = f0, n = size / stride, i;
 
@@ -298,10 +301,18 @@ static long touch(char *p, size_t size, size_t stride, const size_t *order,
 
 			if (f1 != f)
 				lat[(*nlat)++] = t;
+			if (all)
+				all[i] = t;
 			f = f1;
 		}
 	}
 	return minflt(RUSAGE_THREAD) - f0;
+}
+
+static long touch(char *p, size_t size, size_t stride, const size_t *order,
+		  double *lat, long *nlat)
+{
+	return touch_all(p, size, stride, order, lat, nlat, NULL);
 }
 
 /* The mmap_lock prober: how long an mmap() waits while the daemon works. */
@@ -617,16 +628,24 @@ static int do_fill(size_t size, int rand, long updates)
 	return 0;
 }
 
-/* Fault latency of a sequential fill, each touch timed. */
+/*
+ * Latency of a sequential fill, each touch timed: over the touches that
+ * took a fault ("fault_*") and over every touch ("touch_*").
+ */
 static int do_latency(size_t size)
 {
 	long n = size / SP_PAGE, nlat = 0, faults;
 	double *lat = malloc(n * sizeof(*lat));
+	double *all = malloc(n * sizeof(*all));
 	char *p = map(size);
+	double t0 = now_ns();
 
-	faults = touch(p, size, SP_PAGE, NULL, lat, &nlat);
+	faults = touch_all(p, size, SP_PAGE, NULL, lat, &nlat, all);
+	result("latency", "fill_ms", (now_ns() - t0) / 1e6);
 	result("latency", "faults", faults);
 	percentiles("latency", "fault", lat, nlat);
+	percentiles("latency", "touch", all, n);
+	free(all);
 	check("latency", p, size, SP_PAGE, 0);
 	munmap(p, size);
 	free(lat);

@@ -31,12 +31,12 @@ short)
 	;;
 *)
 	SPARSE=512 SETTLE=5000 MEMCG_SPARSE=512 MEMCG_MAX=160M
-	FILL=128 GUPS=2000000 COVER=30000 PROBE=10000 LAT=32 FORK=128 PROCS=50
+	FILL=128 GUPS=2000000 COVER=30000 PROBE=10000 LAT=256 FORK=128 PROCS=50
 	SWEEP=64 REDIS_KEYS=20000 REDIS_VAL=1024 REDIS_N=5000
 	XZ_RUNS=3 XZ_KIB=256 REPS=${reps:-3}
 	;;
 esac
-MODES=${MODES:-"4k thp thp-shrink khugepaged mthp64 hugetlb sp512 sp128"}
+MODES=${MODES:-"4k thp thp-shrink khugepaged mthp64 hugetlb sp512 sp128 sp512-zall"}
 
 thp=/sys/kernel/mm/transparent_hugepage
 sp=/proc/sys/vm
@@ -86,6 +86,7 @@ knob() { # knob FILE VALUE: write, and fail the job if it does not take
 reset_mode() {
 	knob $sp/superpage_enabled 0
 	knob $sp/superpage_promote_threshold 512
+	knob $sp/superpage_fault_zero_pages 8
 	knob $thp/enabled never
 	knob $thp/hugepages-64kB/enabled never
 	knob $thp/khugepaged/scan_sleep_millisecs 10000
@@ -131,6 +132,12 @@ set_mode() {
 	sp512) knob $sp/superpage_enabled 2 ;;
 	sp128)
 		knob $sp/superpage_promote_threshold 128
+		knob $sp/superpage_enabled 2
+		;;
+	sp512-zall)
+		# As before vm.superpage_fault_zero_pages: a fault zeroes
+		# its whole cluster, nothing is zeroed ahead.
+		knob $sp/superpage_fault_zero_pages 512
 		knob $sp/superpage_enabled 2
 		;;
 	*) echo "# unknown mode $1"; fail=1 ;;

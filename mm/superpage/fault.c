@@ -20,7 +20,11 @@
  *   down), it maps a naturally aligned cluster of unmapped subpages around
  *   the faulting one, up to 2^vm.superpage_cluster_max_order, and at most
  *   twice the run; a scattered fault maps its own subpage only.  The
- *   cluster is derived from the page table alone: no state is kept.  The folio
+ *   cluster is derived from the page table alone.  Of it, the fault zeroes
+ *   at most vm.superpage_fault_zero_pages subpages itself; the others it
+ *   maps only if zero.c's worker zeroed them ahead of the fill (the
+ *   folio's zeroed run), and leaves them to later faults otherwise, so
+ *   that no fault clears a whole cluster.  The folio
  *   sits on the LRU and, from its creation, on the deferred split queue as
  *   partially mapped, so reclaim and the deferred split shrinker split it
  *   (freeing the unused subpages) before any of it could be swapped or
@@ -94,7 +98,9 @@
  *
  * Security invariant: the unmapped subpages of a reservation hold a previous
  * owner's data.  A subpage is zeroed before its PTE is set (``smp_wmb()``,
- * or ``__folio_mark_uptodate()`` on creation, orders the two); GUP,
+ * or ``__folio_mark_uptodate()`` on creation, orders the two), by the fault
+ * or ahead of it by zero.c's worker, under the folio lock that the fault
+ * holds (see Z1 there for what the zeroed run guarantees); GUP,
  * ``/proc/pid/mem``, ptrace and core dumps walk page tables, where an
  * unmapped subpage is a hole.  A new reservation is queued as partially
  * mapped *before* it goes on the LRU, so reclaim never sees it unflagged:
@@ -113,9 +119,10 @@
  * PTE lock.  Growth unlocks the folio before the PTE lock, so that a fault of
  * another thread waiting for that PTE lock finds the folio unlocked.  A fault
  * that still finds the reservation busy (the folio lock held by reclaim, a
- * split or migration, or R6 failing on an extra reference) must not fall back:
- * a 4 KiB page of the usual path would sit inside the range for good, which no
- * promotion can absorb, and khugepaged leaves reservations alone.  It drops the
+ * split, migration or zero.c's worker, or R6 failing on an extra reference)
+ * must not fall back: a 4 KiB page of the usual path would sit inside the
+ * range for good, which no promotion can absorb, and khugepaged leaves
+ * reservations alone.  It drops the
  * PTE lock and looks again, up to 8 times (``cond_resched()`` in between); then
  * a contended lock makes the access fault again (the holder never waits for the
  * mmap lock, which comes first in the lock order), while an extra reference
@@ -124,9 +131,11 @@
  * must never be handed out again, and waiting for it could wait forever.
  * Before this, two threads filling interleaved 64 KiB chunks of 256 MiB left up
  * to 5.5% of it 4 KiB-mapped for good, and eight threads on 64 MiB up to 12.5%
- * (``threads_test``).  A cluster of more than one subpage (up to 2 MiB at
- * ``vm.superpage_cluster_max_order`` 9) is zeroed with the PTE lock dropped, so
- * that the clearing runs preemptible: the fault keeps the folio lock and a
+ * (``threads_test``).  A fault on a subpage that zero.c's worker is zeroing
+ * (with the folio unlocked) sleeps until it is done, with no lock held, and
+ * looks again.  The subpages of a cluster that the fault zeroes itself, when
+ * there are more than one, are zeroed with the PTE lock dropped, so that the
+ * clearing runs preemptible: the fault keeps the folio lock and a
  * reference, which keep every other fault off the folio's unmapped subpages,
  * and after retaking the PTE lock it checks the target entry, the reservation
  * (found again) and R4-R6 once more, and maps only the faulting subpage if
@@ -510,10 +519,145 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 	return nr;
 }
 
+/* Is subpage @i of the locked @folio being zeroed by zero.c's worker? */
+static bool superpage_zero_claims(struct folio *folio, unsigned int i)
+{
+	unsigned int lo, hi, clo, chi;
+
+	superpage_zeroed_get(folio, &lo, &hi, &clo, &chi);
+	return i >= clo && i < chi;
+}
+
 /*
- * Zero the subpages of @folio in @map (*@nr of them), the cluster of a
- * fault at index @i, with the PTE lock dropped: up to 2 MiB of clearing
- * must not run with preemption off.  The folio lock, held throughout,
+ * Which subpages of the cluster @map the fault zeroes itself: those that
+ * were not zeroed ahead (zero.c), at most @budget of them, nearest to @i
+ * first (@i itself first of all), in @zmap.  Going out from @i on each
+ * side, the cluster ends at the first of its subpages that was not zeroed
+ * ahead and does not fit in that budget, or that the worker is zeroing
+ * now (the caller has checked that @i is not one of them); the next
+ * faults map the rest.  So what the fault takes from the zeroed run
+ * leaves one run.  Returns the size of the cluster.  Called with the
+ * folio locked, which keeps the runs as they are.
+ */
+static unsigned int superpage_zero_plan(struct folio *folio, unsigned int i,
+					unsigned long *map, unsigned long *zmap,
+					unsigned int budget)
+{
+	int first = find_first_bit(map, HPAGE_PMD_NR);
+	int last = find_last_bit(map, HPAGE_PMD_NR);
+	unsigned int lo, hi, clo, chi, d, nr = 0;
+	bool open[2] = { true, true };
+	int j, side;
+
+	superpage_zeroed_get(folio, &lo, &hi, &clo, &chi);
+	bitmap_zero(zmap, HPAGE_PMD_NR);
+	for (d = 0; open[0] || open[1]; d++) {
+		for (side = 0; side < 2; side++) {
+			j = side ? (int)(i + d) : (int)i - (int)d;
+			if (!open[side] || (!d && !side))
+				continue;
+			if (j < first || j > last) {
+				open[side] = false;
+				continue;
+			}
+			if (!test_bit(j, map))
+				continue;
+			if (j >= (int)lo && j < (int)hi) {
+				nr++;
+				continue;
+			}
+			if (budget && (j < (int)clo || j >= (int)chi)) {
+				budget--;
+				__set_bit(j, zmap);
+				nr++;
+				continue;
+			}
+			/* The cluster ends here, on this side. */
+			open[side] = false;
+			for (; j >= first && j <= last; j += side ? 1 : -1)
+				__clear_bit(j, map);
+		}
+	}
+	return nr;
+}
+
+/*
+ * How many entries of @span next to index @i, going by @step, are none,
+ * up to @max.
+ */
+static int superpage_free_run(pte_t *table, struct superpage_span span,
+			      int i, int step, int max)
+{
+	int j, run = 0;
+
+	for (j = i + step; j >= (int)span.lo && j < (int)span.hi && run < max;
+	     j += step) {
+		if (!pte_none(ptep_get(table + j)))
+			break;
+		run++;
+	}
+	return run;
+}
+
+/*
+ * Does a fault at index @i (or a cluster from @i to @last) continue a
+ * sequential fill?  Yes if the SUPERPAGE_SEQ_RUN entries just below @i are
+ * present and as many just above @last are none (each run may stop at the
+ * edge of @span): the fill goes up, returns 1; or the other way round: it
+ * goes down, returns -1.  0 for a scattered fault, and for a random fill,
+ * which leaves entries free behind it and fills some ahead.
+ */
+#define SUPERPAGE_SEQ_RUN	8
+
+static int superpage_sequential(pte_t *table, struct superpage_span span,
+				int i, int last)
+{
+	int below = min_t(int, SUPERPAGE_SEQ_RUN, i - (int)span.lo);
+	int above = min_t(int, SUPERPAGE_SEQ_RUN, (int)span.hi - 1 - last);
+
+	if (superpage_run(table, span, i, -1, SUPERPAGE_SEQ_RUN) >= below &&
+	    superpage_free_run(table, span, last, 1, SUPERPAGE_SEQ_RUN) >= above)
+		return 1;
+	if (superpage_run(table, span, last, 1, SUPERPAGE_SEQ_RUN) >= above &&
+	    superpage_free_run(table, span, i, -1, SUPERPAGE_SEQ_RUN) >= below)
+		return -1;
+	return 0;
+}
+
+/*
+ * A fault that continued a sequential fill (superpage_sequential()) asks
+ * for the subpages beyond its cluster @map to be zeroed ahead of the next
+ * faults (zero.c): twice the largest cluster, inside @span.  Not when a
+ * fault zeroes whole clusters itself.  Called under the PTE lock, with the
+ * cluster mapped and the folio locked.
+ */
+static void superpage_grow_ahead(pte_t *table, struct folio *folio,
+				 struct superpage_span span,
+				 const unsigned long *map)
+{
+	unsigned int order = READ_ONCE(sysctl_superpage_cluster_max_order);
+	int first = find_first_bit(map, HPAGE_PMD_NR);
+	int last = find_last_bit(map, HPAGE_PMD_NR);
+	int ahead = 2 << order;
+	int dir;
+
+	if (!order || READ_ONCE(sysctl_superpage_fault_zero_pages) >= 1U << order)
+		return;
+	dir = superpage_sequential(table, span, first, last);
+	if (dir > 0)
+		superpage_zero_ahead(folio, last + 1,
+				     min_t(int, last + 1 + ahead, span.hi));
+	else if (dir < 0)
+		superpage_zero_ahead(folio, first - 1,
+				     max_t(int, first - 1 - ahead,
+					   (int)span.lo - 1));
+}
+
+/*
+ * Zero the subpages of @folio in @zmap, those of the cluster @map (*@nr
+ * subpages) of a fault at index @i that were not zeroed ahead, with the
+ * PTE lock dropped: clearing must not run with preemption off.  The
+ * folio lock, held throughout,
  * keeps every other fault off the folio's unmapped subpages, so they stay
  * unmapped and zeroed; but the range's entries may change meanwhile (a
  * zap, a page of the usual path), so the target entry, the reservation
@@ -527,6 +671,7 @@ static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
 						  struct superpage_span span,
 						  unsigned int i, bool zero,
 						  unsigned long *map,
+						  const unsigned long *zmap,
 						  unsigned int *nr)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -542,7 +687,7 @@ static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
 	folio_get(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	vmf->pte = NULL;
-	for_each_set_bit(j, map, HPAGE_PMD_NR) {
+	for_each_set_bit(j, zmap, HPAGE_PMD_NR) {
 		clear_user_highpage(folio_page(folio, j), haddr + j * PAGE_SIZE);
 		cond_resched();
 	}
@@ -554,7 +699,8 @@ static enum superpage_grow superpage_zero_cluster(struct vm_fault *vmf,
 	if (check_stable_address_space(vma->vm_mm) ||
 	    !superpage_target_ok(vmf, zero) ||
 	    superpage_find_resv(vma, table, haddr, span, i, &empty) != folio ||
-	    superpage_subpage_usable(folio, folio_page(folio, i), 1) !=
+	    superpage_subpage_usable(folio, folio_page(folio, i),
+				     1 + superpage_zero_refs(folio)) !=
 	    SUPERPAGE_GROWN) {
 		pte_unmap_unlock(vmf->pte, vmf->ptl);
 		vmf->pte = NULL;
@@ -597,7 +743,8 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	pte_t *table = vmf->pte - i;
 	enum superpage_grow verdict = SUPERPAGE_GROWN;
 	DECLARE_BITMAP(map, HPAGE_PMD_NR);
-	unsigned int nr, j, end;
+	DECLARE_BITMAP(zmap, HPAGE_PMD_NR);
+	unsigned int nr, j, end, ahead, budget;
 	int from, to;
 
 	lockdep_assert_held(vmf->ptl);
@@ -607,7 +754,22 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	verdict = SUPERPAGE_GROW_BUSY;
 	if (!folio_trylock(folio))
 		goto unlock;
-	verdict = superpage_subpage_usable(folio, folio_page(folio, i), 0);
+	verdict = superpage_subpage_usable(folio, folio_page(folio, i),
+					   superpage_zero_refs(folio));
+	/* The worker is zeroing @i now: wait for it, look again (zero.c). */
+	if (verdict == SUPERPAGE_GROWN && superpage_zero_claims(folio, i)) {
+		/*
+		 * No reference is taken for the wait: another thread's fault
+		 * would see it as an extra one (R6).  The wait only reads the
+		 * folio's struct page, which stays, and ends when the folio
+		 * is freed (the word is cleared then) or after a timeout.
+		 */
+		folio_unlock(folio);
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		vmf->pte = NULL;
+		superpage_zero_wait(folio, i);
+		return SUPERPAGE_GROW_BUSY;
+	}
 	if (verdict != SUPERPAGE_GROWN) {
 		folio_unlock(folio);
 		goto unlock;
@@ -619,15 +781,28 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		__set_bit(i, map);
 		nr = 1;
 	}
-	if (nr > 1) {
+	/*
+	 * A sequential fill has its next subpages zeroed ahead: the fault
+	 * zeroes at most vm.superpage_fault_zero_pages itself.  No one can
+	 * tell where a random fill goes next: its cluster is zeroed here.
+	 */
+	budget = HPAGE_PMD_NR;
+	if (superpage_sequential(table, span, i, i))
+		budget = READ_ONCE(sysctl_superpage_fault_zero_pages);
+	nr = superpage_zero_plan(folio, i, map, zmap, budget);
+	j = bitmap_weight(zmap, HPAGE_PMD_NR);
+	if (j > 1) {
 		verdict = superpage_zero_cluster(vmf, folio, span, i, zero,
-						 map, &nr);
+						 map, zmap, &nr);
 		if (verdict != SUPERPAGE_GROWN)
 			return verdict;
 		table = vmf->pte - i;
-	} else {
-		clear_user_highpage(folio_page(folio, i), addr);
+	} else if (j == 1) {
+		/* @i, or the one subpage next to the zeroed run that is not. */
+		j = find_first_bit(zmap, HPAGE_PMD_NR);
+		clear_user_highpage(folio_page(folio, j), haddr + j * PAGE_SIZE);
 	}
+	ahead = superpage_zeroed_take(folio, map);
 
 	/* The references of the new PTEs. */
 	folio_ref_add(folio, nr);
@@ -662,6 +837,7 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		superpage_resv_requeue(folio);
 	}
 	to = folio_nr_pages_mapped(folio);
+	superpage_grow_ahead(table, folio, span, map);
 	if (to == HPAGE_PMD_NR) {
 		/* Rechecked under the split queue lock, against zaps. */
 		deferred_split_clear_partially_mapped(folio);
@@ -679,6 +855,8 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	count_vm_events(SUPERPAGE_RESV_MAPPED, nr);
 	if (nr > 1)
 		count_vm_events(SUPERPAGE_CLUSTER_MAPPED, nr - 1);
+	if (ahead)
+		count_vm_events(SUPERPAGE_ZERO_AHEAD_MAPPED, ahead);
 	trace_superpage_fault(vma->vm_mm, addr, SUPERPAGE_FAULT_GROWN, nr);
 	superpage_maybe_ready(vma->vm_mm, haddr, from, to);
 	*ret = 0;

@@ -18,6 +18,8 @@ extern unsigned int sysctl_superpage_pages_to_scan;
 extern unsigned int sysctl_superpage_cluster_max_order;
 /* vm.superpage_demote_on_reclaim: reclaim demotes superpages it selects. */
 extern unsigned int sysctl_superpage_demote_on_reclaim;
+/* vm.superpage_fault_zero_pages: subpages that one fault zeroes, at most. */
+extern unsigned int sysctl_superpage_fault_zero_pages;
 
 /**
  * enum superpage_promote_result - outcome of superpage_promote()
@@ -74,6 +76,16 @@ unsigned int superpage_resv_preempt(struct mm_struct *mm, int nid,
 
 /* demote.c */
 bool superpage_under_pressure(struct folio *folio);
+
+/* zero.c */
+void superpage_zeroed_get(struct folio *folio, unsigned int *lo,
+			  unsigned int *hi, unsigned int *clo,
+			  unsigned int *chi);
+int superpage_zero_refs(struct folio *folio);
+unsigned int superpage_zeroed_take(struct folio *folio,
+				   const unsigned long *map);
+void superpage_zero_ahead(struct folio *folio, int from, int to);
+void superpage_zero_wait(struct folio *folio, unsigned int i);
 
 /* daemon.c */
 void superpage_daemon_enter_mm(struct mm_struct *mm);

@@ -307,7 +307,9 @@ static struct folio *superpage_candidate(struct vm_area_struct *vma,
 			goto out;
 		}
 		folio_get(folio);
+		/* zero.c's worker holds a reference while it zeroes (Z2). */
 		k = superpage_folio_unusable(folio) ? -ESTALE :
+		    superpage_zero_refs(folio) ? -EBUSY :
 		    superpage_folio_pinned(folio) ? -EPERM : 0;
 		if (k) {
 			folio_unlock(folio);
@@ -342,13 +344,19 @@ bool superpage_promote_ready(struct vm_area_struct *vma, unsigned long haddr,
 	return superpage_candidate(vma, haddr, threshold, NULL);
 }
 
-/* Zero the subpages of the locked @folio set in @holes. */
+/*
+ * Zero the subpages of the locked @folio set in @holes, but those that
+ * zero.c zeroed ahead (its zeroed run: zero, and not mapped since, Z1).
+ */
 static void superpage_zero_list(struct folio *folio, const unsigned long *holes)
 {
-	unsigned int k;
+	unsigned int k, lo, hi, clo, chi;
 
 	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
+	superpage_zeroed_get(folio, &lo, &hi, &clo, &chi);
 	for_each_set_bit(k, holes, HPAGE_PMD_NR) {
+		if (k >= lo && k < hi)
+			continue;
 		clear_highpage(folio_page(folio, k));
 		cond_resched();
 	}

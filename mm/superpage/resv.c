@@ -49,6 +49,8 @@ void superpage_resv_start(struct folio *folio)
 	pg_data_t *pgdat = folio_pgdat(folio);
 
 	folio_set_superpage_resv(folio);
+	/* No subpage zeroed ahead yet (zero.c, Z2). */
+	folio->_superpage_zeroed = 0;
 	mod_node_page_state(pgdat, NR_SUPERPAGE_RESV, 1);
 	mod_node_page_state(pgdat, NR_SUPERPAGE_RESV_UNUSED,
 			    folio_nr_pages(folio));
@@ -74,6 +76,8 @@ void __superpage_resv_end(struct folio *folio)
 	else
 		mapped = folio_nr_pages_mapped(folio);
 	folio_clear_superpage_resv(folio);
+	/* Page 2's private word, clear again for a split (zero.c, Z2). */
+	folio->_superpage_zeroed = 0;
 	mod_node_page_state(pgdat, NR_SUPERPAGE_RESV, -1);
 	mod_node_page_state(pgdat, NR_SUPERPAGE_RESV_UNUSED,
 			    mapped - folio_nr_pages(folio));

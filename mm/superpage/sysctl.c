@@ -10,7 +10,8 @@
  *   is switched off.  It also registers the daemon's tunables,
  *   vm.superpage_promote_threshold, vm.superpage_scan_sleep_millisecs and
  *   vm.superpage_pages_to_scan, the fault path's
- *   vm.superpage_cluster_max_order, and reclaim's switch,
+ *   vm.superpage_cluster_max_order and vm.superpage_fault_zero_pages, and
+ *   reclaim's switch,
  *   vm.superpage_demote_on_reclaim.
  *
  * Invariants
@@ -49,6 +50,7 @@ unsigned int sysctl_superpage_scan_sleep_millisecs __read_mostly = 1000;
 unsigned int sysctl_superpage_pages_to_scan __read_mostly = 64 * HPAGE_PMD_NR;
 unsigned int sysctl_superpage_demote_on_reclaim __read_mostly = 1;
 unsigned int sysctl_superpage_cluster_max_order __read_mostly = 6;
+unsigned int sysctl_superpage_fault_zero_pages __read_mostly = 8;
 
 static unsigned int superpage_one = 1;
 static unsigned int superpage_pmd_nr = HPAGE_PMD_NR;
@@ -150,6 +152,15 @@ static struct ctl_table superpage_sysctl_table[] = {
 		.proc_handler	= proc_douintvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &superpage_pmd_order,
+	},
+	{
+		.procname	= "superpage_fault_zero_pages",
+		.data		= &sysctl_superpage_fault_zero_pages,
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= &superpage_one,
+		.extra2		= &superpage_pmd_nr,
 	},
 	{
 		.procname	= "superpage_demote_on_reclaim",

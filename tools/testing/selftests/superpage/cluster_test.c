@@ -9,7 +9,8 @@
  * /proc/self/pagemap, and the superpage_cluster_* counters.
  *
  * The fixture switches the feature on (mode 2) with clusters of up to 64
- * subpages (order 6), the default threshold (512) and a 10 ms scan.
+ * subpages (order 6), the default threshold (512), a fault zeroing at most
+ * 8 subpages itself (the default) and a 10 ms scan.
  */
 #define _GNU_SOURCE
 #include <sys/resource.h>
@@ -38,6 +39,8 @@ FIXTURE_SETUP(cluster)
 	ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR));
 	ASSERT_EQ(0, sp_write_int(SP_SCAN_SLEEP, 10));
 	ASSERT_EQ(0, sp_write_int(SP_CLUSTER, 6));
+	if (!access(SP_FAULT_ZERO, F_OK))
+		ASSERT_EQ(0, sp_write_int(SP_FAULT_ZERO, SP_FAULT_ZERO_DEFAULT));
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 }
 
@@ -70,18 +73,25 @@ static long sp_present(const char *p, long npages)
 }
 
 /*
- * A sequential write of 64 MiB takes at most 20 faults per 2 MiB (10 with
- * clusters of up to 64 subpages: 1, 1, 2, 4, ... 32, then 64 at a time),
+ * A sequential write of 64 MiB, one word per page, takes at most 20 faults
+ * per 2 MiB (14 with clusters of up to 64 subpages: 1, 1, 2, 4, ... 32,
+ * then 64 at a time) where a fault zeroes whole clusters
+ * (vm.superpage_fault_zero_pages 512), and at most 80 at the default, where
+ * a fault zeroes at most 8 subpages and maps more only as far as they were
+ * zeroed ahead (a fill that writes one word per page outruns the zeroing);
  * every page reads back, and all of it is PMD-mapped within 100 ms of the
  * last write: the fault that fills a range wakes the daemon for it.
  */
-TEST_F(cluster, sequential_write_few_faults)
+static void sequential_fill(struct __test_metadata *_metadata, int zero_pages,
+			    long max_faults)
 {
 	const long npages = 64 * MIB / SP_PAGE;
 	long faults, mapped, huge, k;
 	char *p = sp_map_aligned(64 * MIB);
 
 	ASSERT_NE(NULL, p);
+	if (!access(SP_FAULT_ZERO, F_OK))
+		ASSERT_EQ(0, sp_write_int(SP_FAULT_ZERO, zero_pages));
 	mapped = sp_vmstat("superpage_cluster_mapped");
 	faults = sp_minflt();
 	for (k = 0; k < npages; k++)
@@ -89,11 +99,11 @@ TEST_F(cluster, sequential_write_few_faults)
 	faults = sp_minflt() - faults;
 	huge = sp_wait_anon_huge(p, 64 * 1024, 100);
 	mapped = sp_vmstat("superpage_cluster_mapped") - mapped;
-	ksft_print_msg("64 MiB sequential write: %ld faults (%.1f per 2 MiB)\n",
-		       faults, faults / 32.0);
+	ksft_print_msg("64 MiB sequential write, fault zeroing %d: %ld faults (%.1f per 2 MiB)\n",
+		       zero_pages, faults, faults / 32.0);
 	ksft_print_msg("%ld subpages mapped ahead, %ld kB PMD-mapped 100 ms later\n",
 		       mapped, huge);
-	EXPECT_GE(20 * 32, faults);
+	EXPECT_GE(max_faults * 32, faults);
 	EXPECT_LE(npages - faults, mapped);
 	EXPECT_EQ(64 * 1024, huge);
 	for (k = 0; k < npages; k++)
@@ -102,6 +112,13 @@ TEST_F(cluster, sequential_write_few_faults)
 				TH_LOG("page %ld", k);
 			break;
 		}
+	munmap(p, 64 * MIB);
+}
+
+TEST_F(cluster, sequential_write_few_faults)
+{
+	sequential_fill(_metadata, SP_NR, 20);
+	sequential_fill(_metadata, SP_FAULT_ZERO_DEFAULT, 80);
 }
 
 /*
@@ -221,6 +238,9 @@ TEST_F(cluster, random_order_maps_each_subpage_once)
  * the reservation; writing page 1 maps 1-3 (a quarter of block 0-3 is
  * used); page 2 is then present; writing page 4 maps 4-15 (a quarter of
  * block 0-15 is used, not of block 0-31).  Sixteen pages are present.
+ * A fault zeroes whole clusters here (vm.superpage_fault_zero_pages 512):
+ * with fewer, how much of the cluster of page 4 is mapped depends on how
+ * far the zeroing ahead got (zeroed_ahead_reads_zero_on_dirty_frames).
  */
 TEST_F(cluster, mapped_ahead_reads_zero_fork_dontneed_mremap)
 {
@@ -229,6 +249,8 @@ TEST_F(cluster, mapped_ahead_reads_zero_fork_dontneed_mremap)
 	pid_t pid;
 
 	ASSERT_NE(NULL, p);
+	if (!access(SP_FAULT_ZERO, F_OK))
+		ASSERT_EQ(0, sp_write_int(SP_FAULT_ZERO, SP_NR));
 	p[0] = 1;
 	p[SP_PAGE] = 2;
 	p[2 * SP_PAGE] = 3;
@@ -265,6 +287,95 @@ TEST_F(cluster, mapped_ahead_reads_zero_fork_dontneed_mremap)
 	EXPECT_EQ(1, q[0]);
 	EXPECT_EQ(5, q[4 * SP_PAGE]);
 	EXPECT_EQ(0, q[7 * SP_PAGE]);
+}
+
+/*
+ * A fault zeroes at most vm.superpage_fault_zero_pages subpages itself; the
+ * rest of its cluster must have been zeroed ahead of the fill by a worker
+ * (mm/superpage/zero.c).  At the knob's extreme, 1 (a fault zeroes only its
+ * own subpage), and at its default, 8, 32 fills of 2 MiB over frames that
+ * held a pattern
+ * (sp_dirty_frames()), half of them upwards and half downwards, one word
+ * written per page: every other byte reads zero, every page is its
+ * reservation's subpage, and some subpages were mapped zeroed ahead
+ * (superpage_zero_ahead_mapped).  A pass on never-used memory, or with
+ * nothing zeroed ahead, would prove nothing: the test tries three times,
+ * then fails.
+ */
+#define AHEAD_DIRTY	128	/* patterned 2 MiB ranges (256 MiB) */
+#define AHEAD_RANGES	32	/* filled ranges (64 MiB) */
+
+static void zeroed_ahead_fills(struct __test_metadata *_metadata,
+			       int zero_pages)
+{
+	uint64_t frames[AHEAD_DIRTY], pfns[SP_NR];
+	size_t size = AHEAD_RANGES * SP_HPAGE;
+	long ahead = 0, zeroed = 0, off;
+	int attempt, nframes, reused = 0, r, k, n;
+	char *p = NULL, *page;
+
+	ASSERT_EQ(0, sp_write_int(SP_FAULT_ZERO, zero_pages));
+	for (attempt = 1; attempt <= 3; attempt++) {
+		nframes = sp_dirty_frames(AHEAD_DIRTY, 0x5a, frames);
+		ASSERT_LE(AHEAD_DIRTY / 2, nframes);
+		ahead = sp_vmstat("superpage_zero_ahead_mapped");
+		zeroed = sp_vmstat("superpage_zero_ahead");
+		p = sp_map_aligned(size);
+		ASSERT_NE(NULL, p);
+		reused = 0;
+		for (r = 0; r < AHEAD_RANGES; r++) {
+			for (n = 0; n < SP_NR; n++) {
+				k = r % 2 ? SP_NR - 1 - n : n;
+				page = p + r * SP_HPAGE + k * SP_PAGE;
+				*(unsigned long *)(page + 64) = sp_word(k);
+			}
+			reused += sp_frames_has(frames, nframes,
+						sp_pfn(p + r * SP_HPAGE));
+		}
+		ahead = sp_vmstat("superpage_zero_ahead_mapped") - ahead;
+		zeroed = sp_vmstat("superpage_zero_ahead") - zeroed;
+		ksft_print_msg("fault zeroing %d, attempt %d: %d of %d ranges on old frames\n",
+			       zero_pages, attempt, reused, AHEAD_RANGES);
+		ksft_print_msg("%ld subpages zeroed ahead, %ld mapped so\n",
+			       zeroed, ahead);
+		if (reused >= AHEAD_RANGES / 2 && ahead > 0)
+			break;
+		munmap(p, size);
+	}
+	ASSERT_LE(AHEAD_RANGES / 2, reused)
+		TH_LOG("the allocator gave never-used memory: nothing proven");
+	ASSERT_LT(0, ahead) TH_LOG("nothing was zeroed ahead: nothing proven");
+	EXPECT_LE(ahead, zeroed);
+
+	for (r = 0; r < AHEAD_RANGES; r++) {
+		ASSERT_EQ(0, sp_pfns(p + r * SP_HPAGE, SP_NR, pfns));
+		ASSERT_EQ(0, pfns[0] % SP_NR) TH_LOG("range %d", r);
+		for (k = 0; k < SP_NR; k++) {
+			page = p + r * SP_HPAGE + k * SP_PAGE;
+			ASSERT_EQ(pfns[0] + k, pfns[k])
+				TH_LOG("range %d page %d", r, k);
+			ASSERT_EQ(sp_word(k), *(unsigned long *)(page + 64))
+				TH_LOG("range %d page %d", r, k);
+			off = sp_first_nonzero(page, 64);
+			if (off < 0) {
+				off = sp_first_nonzero(page + 72, SP_PAGE - 72);
+				off = off < 0 ? -1 : off + 72;
+			}
+			ASSERT_EQ(-1, off)
+				TH_LOG("range %d page %d: byte %ld reads %#x",
+				       r, k, off, (unsigned char)page[off]);
+		}
+	}
+	munmap(p, size);
+}
+
+TEST_F(cluster, zeroed_ahead_reads_zero_on_dirty_frames)
+{
+	if (access(SP_FAULT_ZERO, F_OK) ||
+	    sp_vmstat("superpage_zero_ahead_mapped") < 0)
+		SKIP(return, "this kernel does not zero ahead of the fault");
+	zeroed_ahead_fills(_metadata, 1);
+	zeroed_ahead_fills(_metadata, SP_FAULT_ZERO_DEFAULT);
 }
 
 /* With vm.superpage_cluster_max_order at 0, every fault maps one page. */

@@ -25,10 +25,12 @@
 #define SP_PAGES_TO_SCAN "/proc/sys/vm/superpage_pages_to_scan"
 #define SP_DEMOTE	"/proc/sys/vm/superpage_demote_on_reclaim"
 #define SP_CLUSTER	"/proc/sys/vm/superpage_cluster_max_order"
+#define SP_FAULT_ZERO	"/proc/sys/vm/superpage_fault_zero_pages"
 #define SP_THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
 
 /* The shipped defaults of the knobs above (mm/superpage/sysctl.c). */
 #define SP_CLUSTER_DEFAULT	6
+#define SP_FAULT_ZERO_DEFAULT	8
 #define SP_THRESHOLD_DEFAULT	SP_NR
 
 #define PM_PRESENT	0x8000000000000000ULL	/* bit 63 */
@@ -158,7 +160,7 @@ static inline void sp_cluster_set(int order)
 
 static const char * const sp_knob_files[] = {
 	SP_ENABLED, SP_THRESHOLD, SP_SCAN_SLEEP, SP_PAGES_TO_SCAN, SP_DEMOTE,
-	SP_CLUSTER, SP_THP_ENABLED, SP_THP_DIR "defrag",
+	SP_CLUSTER, SP_FAULT_ZERO, SP_THP_ENABLED, SP_THP_DIR "defrag",
 	SP_THP_DIR "shrink_underused", SP_THP_DIR "khugepaged/defrag",
 	SP_THP_DIR "khugepaged/max_ptes_none",
 	SP_THP_DIR "khugepaged/scan_sleep_millisecs",

@@ -157,6 +157,7 @@ TEST_F(tunables, ranges)
 		{ SP_PAGES_TO_SCAN, 512, 16777216 },
 		{ SP_DEMOTE, 0, 1 },
 		{ SP_CLUSTER, 0, 9 },
+		{ SP_FAULT_ZERO, 1, 512 },
 	};
 	unsigned int i, j;
 

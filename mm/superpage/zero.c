@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reservation-based transparent superpages: zeroing ahead of the fault.
+ *
+ * What this file does
+ *   Every subpage of a reservation is zeroed before a PTE maps it.  A fault
+ *   that continues a sequential fill maps a cluster of subpages (fault.c),
+ *   up to 64 at the default vm.superpage_cluster_max_order; zeroing all of
+ *   them inside that one fault made it as slow as 256 KiB of clearing.  So
+ *   a fault zeroes at most vm.superpage_fault_zero_pages subpages itself
+ *   (the faulting one first, then those nearest to it), and the rest of
+ *   its cluster is mapped only if it was zeroed ahead of time.  Ahead of
+ *   the fill, a worker on an unbound workqueue zeroes the unmapped subpages
+ *   beyond the cluster, in the direction of the fill, while the faulting
+ *   thread goes on: the fault asks for it with superpage_zero_ahead().  A
+ *   subpage that nobody zeroed ahead is not mapped by the cluster; the
+ *   next fault there maps it (and zeroes it itself).
+ *
+ * The zeroed run
+ *   Each reservation records one run of subpages [lo, hi), the *zeroed
+ *   run*, in folio->_superpage_zeroed (page 2's private word, which
+ *   prep_compound_tail() clears when the folio is allocated).  The worker
+ *   grows the run at one edge; a fault that maps subpages of the run keeps
+ *   the larger part of what remains.  A run that would not be contiguous
+ *   is started again: losing zeroed subpages from the run is always safe,
+ *   they are zeroed again when they are mapped.
+ *
+ * Invariants
+ *   Z1. Every subpage in the run is zero and has not been mapped since it
+ *       was zeroed.  The worker zeroes a subpage only if it is unmapped (its
+ *       own _mapcount is -1) and the folio holds no reference beyond its
+ *       mappings and the worker's (no zap waiting for its TLB flush, no
+ *       pipe buffer, no pin can read or write it later), and it is not
+ *       poisoned.  Nothing maps an unmapped subpage of a reservation but
+ *       the fault path, which does so under the folio lock and takes what
+ *       it maps out of the run (superpage_zeroed_take()).  Fork, migration
+ *       and UFFDIO_MOVE only copy or move subpages that are mapped.
+ *   Z2. While a request for the folio is queued or being carried out (the
+ *       *queued* bit of the word), the queue holds exactly one reference on
+ *       the folio: a fault counts it as expected in R6
+ *       (superpage_zero_refs()), and promotion, split and migration,
+ *       which need the reference count exact, wait for the worker.  The
+ *       subpages that the worker zeroes with the folio unlocked are
+ *       *claimed* (a second run in the word): a fault maps no claimed
+ *       subpage, and looks again if it faults on one.
+ *   Z3. The word is zero unless the folio is a reservation
+ *       (PG_superpage_resv): superpage_resv_start() clears it and
+ *       __superpage_resv_end() clears it again when the reservation is
+ *       promoted, split or freed (none of which can happen while a request
+ *       is queued, by Z2), so a split finds page 2's private word clear, as
+ *       __split_huge_page_tail() expects, and a folio that was never a
+ *       reservation (a migration target, a PTE-mapped THP) has no run, no
+ *       claim and no request.
+ *
+ * Locking
+ *   The word (runs, request, queued bit) is read and written under the
+ *   folio lock only.  The worker takes the folio lock (folio_lock(), it
+ *   may sleep) to claim a chunk of SUPERPAGE_ZERO_CHUNK subpages at the
+ *   edge of the zeroed run and again to add it to the run; it zeroes with
+ *   no lock held.  It clears the queued bit and drops the queue's
+ *   reference with the folio still locked (freeing the folio after the
+ *   unlock if that was the last reference), so that no fault ever sees the
+ *   reference without the bit.  superpage_zero_lock (a spinlock, taken
+ *   under the PTE lock by the fault) protects the queue.
+ */
+
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/superpage.h>
+#include <linux/vmstat.h>
+#include <linux/wait_bit.h>
+#include <linux/workqueue.h>
+
+#include "internal.h"
+
+/* The word lives in page 2's private word, which a new folio has clear. */
+static_assert(offsetof(struct folio, _superpage_zeroed) -
+	      offsetof(struct folio, __page_2) ==
+	      offsetof(struct page, private));
+static_assert(BITS_PER_LONG >= 64);
+
+/* Subpages zeroed in one claim, at most. */
+#define SUPERPAGE_ZERO_CHUNK	16
+/* Folios queued at most; more requests are dropped (a cluster shrinks). */
+#define SUPERPAGE_ZERO_QUEUE	64
+
+static DEFINE_SPINLOCK(superpage_zero_lock);
+static struct folio *superpage_zero_queue[SUPERPAGE_ZERO_QUEUE];
+static unsigned int superpage_zero_head, superpage_zero_tail;
+
+static void superpage_zero_fn(struct work_struct *work);
+static DECLARE_WORK(superpage_zero_work, superpage_zero_fn);
+
+/*
+ * The word of a reservation, unpacked: the zeroed run [lo, hi), the claim
+ * [clo, chi), the request (zero from @from towards @to, excluded; @to may
+ * be -1 for a fill going down) and the queued bit.  10 bits each.
+ */
+struct superpage_zero_word {
+	unsigned int lo, hi, clo, chi;
+	int from, to;
+	bool queued;
+};
+
+#define SUPERPAGE_ZERO_BITS	10
+#define SUPERPAGE_ZERO_MASK	((1UL << SUPERPAGE_ZERO_BITS) - 1)
+
+static unsigned int superpage_zero_field(unsigned long w, int k)
+{
+	return (w >> (k * SUPERPAGE_ZERO_BITS)) & SUPERPAGE_ZERO_MASK;
+}
+
+static struct superpage_zero_word superpage_word_get(struct folio *folio)
+{
+	unsigned long w = folio->_superpage_zeroed;
+	struct superpage_zero_word z = {
+		.lo = superpage_zero_field(w, 0),
+		.hi = superpage_zero_field(w, 1),
+		.clo = superpage_zero_field(w, 2),
+		.chi = superpage_zero_field(w, 3),
+		.from = superpage_zero_field(w, 4),
+		.to = (int)superpage_zero_field(w, 5) - 1,
+		.queued = w >> (6 * SUPERPAGE_ZERO_BITS) & 1,
+	};
+
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(folio), folio);
+	/* Z3: only a reservation has a word (a PTE-mapped THP may be grown). */
+	if (!folio_test_superpage_resv(folio))
+		return (struct superpage_zero_word){};
+	if (WARN_ON_ONCE(z.hi > HPAGE_PMD_NR || z.lo > z.hi ||
+			 z.chi > HPAGE_PMD_NR || z.clo > z.chi))
+		return (struct superpage_zero_word){ .queued = z.queued };
+	return z;
+}
+
+static void superpage_word_set(struct folio *folio,
+			       struct superpage_zero_word z)
+{
+	/* Z3: page 2's private word stays clear in any other folio. */
+	if (!folio_test_superpage_resv(folio))
+		return;
+	if (z.lo >= z.hi) {
+		z.lo = 0;
+		z.hi = 0;
+	}
+	if (z.clo >= z.chi) {
+		z.clo = 0;
+		z.chi = 0;
+	}
+	folio->_superpage_zeroed =
+		(unsigned long)z.lo |
+		(unsigned long)z.hi << SUPERPAGE_ZERO_BITS |
+		(unsigned long)z.clo << (2 * SUPERPAGE_ZERO_BITS) |
+		(unsigned long)z.chi << (3 * SUPERPAGE_ZERO_BITS) |
+		(unsigned long)z.from << (4 * SUPERPAGE_ZERO_BITS) |
+		(unsigned long)(z.to + 1) << (5 * SUPERPAGE_ZERO_BITS) |
+		(unsigned long)z.queued << (6 * SUPERPAGE_ZERO_BITS);
+}
+
+/**
+ * superpage_zeroed_get() - the zeroed run and the claim of a reservation
+ * @folio: a locked folio
+ * @lo: first subpage of the zeroed run
+ * @hi: one past its last (@lo == @hi: empty)
+ * @clo: first subpage that the worker is zeroing now
+ * @chi: one past its last (@clo == @chi: no claim)
+ */
+void superpage_zeroed_get(struct folio *folio, unsigned int *lo,
+			  unsigned int *hi, unsigned int *clo,
+			  unsigned int *chi)
+{
+	struct superpage_zero_word z = superpage_word_get(folio);
+
+	*lo = z.lo;
+	*hi = z.hi;
+	*clo = z.clo;
+	*chi = z.chi;
+}
+
+/**
+ * superpage_zero_refs() - references that the zeroing queue holds (Z2)
+ * @folio: a locked folio
+ *
+ * Return: 1 while a request to zero subpages of @folio is queued or being
+ * carried out, else 0.
+ */
+int superpage_zero_refs(struct folio *folio)
+{
+	return superpage_word_get(folio).queued;
+}
+
+/* Does the claim cover @i?  Without the folio lock: a hint. */
+static bool superpage_zero_claimed_racy(struct folio *folio, unsigned int i)
+{
+	unsigned long w = READ_ONCE(folio->_superpage_zeroed);
+
+	return i >= superpage_zero_field(w, 2) && i < superpage_zero_field(w, 3);
+}
+
+/**
+ * superpage_zeroed_take() - the fault maps subpages of @folio
+ * @folio: a locked reservation
+ * @map: the subpages that the fault is about to map (none claimed)
+ *
+ * Takes the subpages of @map out of the zeroed run, keeping the longest
+ * part of the run that none of them cuts (Z1).
+ *
+ * Return: how many subpages of @map were in the run (zeroed ahead).
+ */
+unsigned int superpage_zeroed_take(struct folio *folio, const unsigned long *map)
+{
+	struct superpage_zero_word z = superpage_word_get(folio);
+	unsigned int j, start, best_lo = 0, best_hi = 0, nr = 0;
+
+	if (z.lo == z.hi)
+		return 0;
+	for (start = z.lo, j = z.lo; j <= z.hi; j++) {
+		if (j < z.hi && !test_bit(j, map))
+			continue;
+		if (j < z.hi)
+			nr++;
+		if (j - start > best_hi - best_lo) {
+			best_lo = start;
+			best_hi = j;
+		}
+		start = j + 1;
+	}
+	z.lo = best_lo;
+	z.hi = best_hi;
+	superpage_word_set(folio, z);
+	return nr;
+}
+
+/*
+ * Claim, under the folio lock, up to SUPERPAGE_ZERO_CHUNK subpages at the
+ * edge of the zeroed run towards the request's end (starting a new run at
+ * its start if the run does not reach it).  Returns the claim's size, 0
+ * when the request is done or can no longer be carried out.
+ */
+static unsigned int superpage_zero_claim(struct folio *folio)
+{
+	struct superpage_zero_word z = superpage_word_get(folio);
+	bool up = z.to > z.from;
+	unsigned int n;
+	int j;
+
+	/* Promoted, unmapped, in the swap cache, ...: nothing to do. */
+	if (!folio_test_superpage_resv(folio) || !folio_mapped(folio) ||
+	    folio_entire_mapcount(folio) || superpage_folio_unusable(folio))
+		return 0;
+	/* Z1: an unmapped subpage may still be read through a reference. */
+	if (folio_ref_count(folio) != folio_mapcount(folio) + 1)
+		return 0;
+	if (WARN_ON_ONCE(z.clo != z.chi) || z.from == z.to)
+		return 0;
+
+	if (up && (z.lo == z.hi || z.from < (int)z.lo || z.from > (int)z.hi)) {
+		z.lo = z.from;
+		z.hi = z.from;
+	} else if (!up && (z.lo == z.hi || z.from + 1 < (int)z.lo ||
+			   z.from >= (int)z.hi)) {
+		z.lo = z.from + 1;
+		z.hi = z.from + 1;
+	}
+	z.clo = up ? z.hi : z.lo;
+	z.chi = z.clo;
+	for (n = 0; n < SUPERPAGE_ZERO_CHUNK; n++) {
+		j = up ? z.chi : (int)z.clo - 1;
+		if (up ? j >= z.to : j <= z.to)
+			break;
+		if (atomic_read(&folio_page(folio, j)->_mapcount) != -1 ||
+		    PageHWPoison(folio_page(folio, j)))
+			break;
+		if (up)
+			z.chi++;
+		else
+			z.clo--;
+	}
+	superpage_word_set(folio, z);
+	return n;
+}
+
+/*
+ * Zero the claimed subpages with the folio unlocked (the queue's reference
+ * keeps it), then, locked again, add them to the zeroed run.
+ */
+static void superpage_zero_claimed(struct folio *folio)
+{
+	struct superpage_zero_word z = superpage_word_get(folio);
+	unsigned int j;
+
+	folio_unlock(folio);
+	for (j = z.clo; j < z.chi; j++)
+		clear_highpage(folio_page(folio, j));
+	count_vm_events(SUPERPAGE_ZERO_AHEAD, z.chi - z.clo);
+	folio_lock(folio);
+	z = superpage_word_get(folio);
+	/* The claim at the run's edge extends it, else the longer wins. */
+	if (z.hi == z.clo && z.lo != z.hi) {
+		z.hi = z.chi;
+	} else if (z.lo == z.chi && z.lo != z.hi) {
+		z.lo = z.clo;
+	} else if (z.chi - z.clo > z.hi - z.lo) {
+		z.lo = z.clo;
+		z.hi = z.chi;
+	}
+	z.clo = 0;
+	z.chi = 0;
+	superpage_word_set(folio, z);
+	/* Faults waiting for a claimed subpage (superpage_zero_wait()). */
+	smp_mb();
+	wake_up_var(&folio->_superpage_zeroed);
+}
+
+static void superpage_zero_fn(struct work_struct *work)
+{
+	struct superpage_zero_word z;
+	struct folio *folio;
+
+	for (;;) {
+		spin_lock(&superpage_zero_lock);
+		if (superpage_zero_head == superpage_zero_tail) {
+			spin_unlock(&superpage_zero_lock);
+			return;
+		}
+		folio = superpage_zero_queue[superpage_zero_head++ %
+					     SUPERPAGE_ZERO_QUEUE];
+		spin_unlock(&superpage_zero_lock);
+
+		folio_lock(folio);
+		while (superpage_zero_claim(folio))
+			superpage_zero_claimed(folio);
+		/* Z2: the bit goes with the reference, under the lock. */
+		z = superpage_word_get(folio);
+		z.queued = false;
+		superpage_word_set(folio, z);
+		if (folio_put_testzero(folio)) {
+			folio_unlock(folio);
+			__folio_put(folio);
+		} else {
+			folio_unlock(folio);
+		}
+		cond_resched();
+	}
+}
+
+/**
+ * superpage_zero_wait() - wait until the worker has zeroed a subpage
+ * @folio: a reservation, not locked, perhaps not referenced either
+ * @i: a subpage that the worker had claimed when the caller looked
+ *
+ * For a fault that found its subpage claimed: it sleeps until the claim is
+ * over (one chunk's clearing), rather than faulting again and again.  The
+ * word is read without the folio lock, in the struct page, which outlives
+ * the folio (a freed folio's word is clear: the wait ends): the caller
+ * looks again under the lock.
+ */
+void superpage_zero_wait(struct folio *folio, unsigned int i)
+{
+	wait_var_event_timeout(&folio->_superpage_zeroed,
+			       !superpage_zero_claimed_racy(folio, i), HZ / 10);
+}
+
+/**
+ * superpage_zero_ahead() - ask for subpages to be zeroed ahead of a fill
+ * @folio: the reservation, locked, mapped under the held PTE lock
+ * @from: the first subpage to zero, next to what the fault mapped
+ * @to: where to stop, excluded: above @from for a fill going up, below it
+ *	(down to -1) for a fill going down
+ *
+ * Called by a fault that continues a sequential fill.  Records the request
+ * in the folio, where a request already queued picks it up; else queues
+ * the folio, with a reference (Z2), unless the queue is full.
+ */
+void superpage_zero_ahead(struct folio *folio, int from, int to)
+{
+	struct superpage_zero_word z = superpage_word_get(folio);
+	bool queue;
+
+	/* Not for a PTE-mapped THP that a fault grows (Z3). */
+	if (!folio_test_superpage_resv(folio) || from == to || from < 0 ||
+	    from >= HPAGE_PMD_NR || WARN_ON_ONCE(to < -1 || to > HPAGE_PMD_NR))
+		return;
+	/* Zeroed already. */
+	if (to > from ? (int)z.hi >= to && (int)z.lo <= from :
+			(int)z.lo <= to + 1 && (int)z.hi > from)
+		return;
+
+	queue = !z.queued;
+	if (queue) {
+		spin_lock(&superpage_zero_lock);
+		if (superpage_zero_tail - superpage_zero_head >=
+		    SUPERPAGE_ZERO_QUEUE) {
+			spin_unlock(&superpage_zero_lock);
+			return;
+		}
+		folio_get(folio);
+		superpage_zero_queue[superpage_zero_tail++ %
+				     SUPERPAGE_ZERO_QUEUE] = folio;
+		spin_unlock(&superpage_zero_lock);
+	}
+	z.from = from;
+	z.to = to;
+	z.queued = true;
+	superpage_word_set(folio, z);
+	if (queue)
+		queue_work(system_unbound_wq, &superpage_zero_work);
+}
