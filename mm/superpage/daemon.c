@@ -17,6 +17,13 @@
  *     mms, resuming where it stopped.  It catches what hints miss: a full
  *     hint array (which also starts a scan at once), a threshold lowered
  *     later, a promotion that failed.
+ *   A range (hinted or scanned) whose promotion finds the folio busy
+ *   (zero.c's worker still zeroing ahead of the fill that completed it, a
+ *   fault holding the folio lock, the VMA locked for writing) is tried
+ *   again SUPERPAGE_RETRY_MS later, then after twice as long, up to
+ *   SUPERPAGE_RETRIES times (1.3 s in all), rather than a scan period
+ *   later; 32 retries at most are queued, each keeping its mm_struct with
+ *   mmgrab().
  *   An mm gets a slot (mm/mm_slot.h, as khugepaged's) when its first
  *   reservation is created.  Like khugepaged's, a slot pins the mm_struct
  *   (mmgrab) but not the address space; the daemon takes mmget_not_zero()
@@ -48,8 +55,8 @@
  * superpage_scan_slot, superpage_daemon_running, MMF_VM_SUPERPAGE and
  * each slot's ready[], nr_ready and hinted.  superpage_kicked and
  * superpage_hints_pending are flags read by the daemon without the
- * lock, with READ_ONCE()/WRITE_ONCE().  slot->scan_address belongs to
- * the daemon.
+ * lock, with READ_ONCE()/WRITE_ONCE().  slot->scan_address and the
+ * retries (superpaged_retry[], superpaged_nr_retry) belong to the daemon.
  * superpaged_mutex serialises starting and stopping the thread and
  * protects superpaged_thread.  The daemon takes the mmap read lock with
  * mmap_read_trylock() to scan; superpage_promote() locks the range's VMA
@@ -100,6 +107,23 @@ static struct superpage_mm_slot *superpage_scan_slot;
 static bool superpage_hints_pending;
 static bool superpage_daemon_running;
 static bool superpage_kicked;
+
+/*
+ * A range to promote again (superpaged_promote_range()), no sooner
+ * than @due.  @mm is pinned with mmgrab() while the retry is queued.
+ */
+struct superpage_retry {
+	struct mm_struct *mm;
+	unsigned long haddr;
+	unsigned long due;
+	unsigned int tries;
+};
+
+#define SUPERPAGE_RETRIES	7
+#define SUPERPAGE_RETRY_MS	10
+
+static struct superpage_retry superpaged_retry[SUPERPAGE_READY_HINTS];
+static unsigned int superpaged_nr_retry;
 
 static DEFINE_MUTEX(superpaged_mutex);
 static struct task_struct *superpaged_thread;
@@ -218,6 +242,61 @@ static void superpage_slot_free_dead(struct superpage_mm_slot *slot)
 }
 
 /*
+ * Promote the range at @haddr of @mm (referenced by the caller), tried
+ * @tries times before; queue a retry if the folio was busy.
+ */
+static void superpaged_promote_range(struct mm_struct *mm,
+				     unsigned long haddr, unsigned int tries)
+{
+	struct superpage_retry *r;
+
+	if (superpage_promote(mm, haddr) != SUPERPAGE_PROMOTE_BUSY ||
+	    tries >= SUPERPAGE_RETRIES ||
+	    superpaged_nr_retry == ARRAY_SIZE(superpaged_retry))
+		return;
+	mmgrab(mm);
+	r = &superpaged_retry[superpaged_nr_retry++];
+	r->mm = mm;
+	r->haddr = haddr;
+	r->tries = tries + 1;
+	r->due = jiffies + msecs_to_jiffies(SUPERPAGE_RETRY_MS << tries);
+}
+
+/* Try again the ranges whose retry is due; @all: drop every retry. */
+static void superpaged_do_retries(bool all)
+{
+	struct superpage_retry r;
+	unsigned int i = 0;
+
+	while (i < superpaged_nr_retry) {
+		if (!all && time_before(jiffies, superpaged_retry[i].due)) {
+			i++;
+			continue;
+		}
+		/* A retry queued meanwhile comes later: it is not due. */
+		r = superpaged_retry[i];
+		superpaged_retry[i] = superpaged_retry[--superpaged_nr_retry];
+		if (!all && mmget_not_zero(r.mm)) {
+			superpaged_promote_range(r.mm, r.haddr, r.tries);
+			mmput(r.mm);
+		}
+		mmdrop(r.mm);
+		cond_resched();
+	}
+}
+
+/* When the daemon must wake: the scan at @next, or an earlier retry. */
+static unsigned long superpaged_wake_at(unsigned long next)
+{
+	unsigned int i;
+
+	for (i = 0; i < superpaged_nr_retry; i++)
+		if (time_before(superpaged_retry[i].due, next))
+			next = superpaged_retry[i].due;
+	return next;
+}
+
+/*
  * Promote the ranges that faults reported, mm by mm: only the slots that
  * have hints are visited.
  */
@@ -242,7 +321,7 @@ static void superpaged_do_hints(void)
 		mm = slot->slot.mm;
 		if (mmget_not_zero(mm)) {
 			for (i = 0; i < nr && !kthread_should_stop(); i++) {
-				superpage_promote(mm, ready[i]);
+				superpaged_promote_range(mm, ready[i], 0);
 				cond_resched();
 			}
 			mmput(mm);
@@ -304,7 +383,7 @@ restart:
 			if (!superpage_promote_ready(vma, addr, threshold))
 				continue;
 			mmap_read_unlock(mm);
-			superpage_promote(mm, addr);
+			superpaged_promote_range(mm, addr, 0);
 			slot->scan_address = addr + HPAGE_PMD_SIZE;
 			cond_resched();
 			goto restart;
@@ -358,10 +437,10 @@ static void superpaged_scan(unsigned int budget)
 	}
 }
 
-static bool superpaged_should_wake(unsigned long next_scan)
+static bool superpaged_should_wake(unsigned long at)
 {
 	return kthread_should_stop() || READ_ONCE(superpage_hints_pending) ||
-		READ_ONCE(superpage_kicked) || time_after_eq(jiffies, next_scan);
+		READ_ONCE(superpage_kicked) || time_after_eq(jiffies, at);
 }
 
 static int superpaged(void *unused)
@@ -371,9 +450,11 @@ static int superpaged(void *unused)
 	set_freezable();
 	set_user_nice(current, MAX_NICE);
 	while (!kthread_should_stop()) {
+		unsigned long wake_at;
 		unsigned int sleep;
 
 		superpaged_do_hints();
+		superpaged_do_retries(false);
 		/* New scan tunables: scan now, then sleep the new time. */
 		if (READ_ONCE(superpage_kicked)) {
 			WRITE_ONCE(superpage_kicked, false);
@@ -384,10 +465,12 @@ static int superpaged(void *unused)
 			sleep = READ_ONCE(sysctl_superpage_scan_sleep_millisecs);
 			next_scan = jiffies + msecs_to_jiffies(sleep);
 		}
+		wake_at = superpaged_wake_at(next_scan);
 		wait_event_freezable_timeout(superpaged_wait,
-					     superpaged_should_wake(next_scan),
-					     max_t(long, next_scan - jiffies, 1));
+					     superpaged_should_wake(wake_at),
+					     max_t(long, wake_at - jiffies, 1));
 	}
+	superpaged_do_retries(true);
 	return 0;
 }
 

@@ -409,17 +409,17 @@ static void superpage_maybe_ready(struct mm_struct *mm, unsigned long haddr,
 
 /*
  * How many entries of @span next to index @i, going by @step (+1 or -1),
- * are present, up to @max.
+ * are present (or none, if @none), up to @max.
  */
 static unsigned int superpage_run(pte_t *table, struct superpage_span span,
-				  int i, int step, unsigned int max)
+				  int i, int step, unsigned int max, bool none)
 {
 	unsigned int run = 0;
 	int j;
 
 	for (j = i + step; j >= (int)span.lo && j < (int)span.hi && run < max;
 	     j += step) {
-		if (pte_none(ptep_get(table + j)))
+		if (pte_none(ptep_get(table + j)) != none)
 			break;
 		run++;
 	}
@@ -487,8 +487,8 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 		}
 	}
 	/* Run: the largest free block the run allows. */
-	run = max(superpage_run(table, span, i, -1, 1U << max),
-		  superpage_run(table, span, i, 1, 1U << max));
+	run = max(superpage_run(table, span, i, -1, 1U << max, false),
+		  superpage_run(table, span, i, 1, 1U << max, false));
 	for (k = run ? min_t(unsigned int, max, ilog2(run) + 1) : 0; k > best;
 	     k--) {
 		size = 1U << k;
@@ -517,15 +517,6 @@ static unsigned int superpage_cluster(pte_t *table, struct folio *folio,
 	/* A dense block with no free entry left maps @i alone. */
 	WARN_ON_ONCE(!dense && nr != size);
 	return nr;
-}
-
-/* Is subpage @i of the locked @folio being zeroed by zero.c's worker? */
-static bool superpage_zero_claims(struct folio *folio, unsigned int i)
-{
-	unsigned int lo, hi, clo, chi;
-
-	superpage_zeroed_get(folio, &lo, &hi, &clo, &chi);
-	return i >= clo && i < chi;
 }
 
 /*
@@ -582,24 +573,6 @@ static unsigned int superpage_zero_plan(struct folio *folio, unsigned int i,
 }
 
 /*
- * How many entries of @span next to index @i, going by @step, are none,
- * up to @max.
- */
-static int superpage_free_run(pte_t *table, struct superpage_span span,
-			      int i, int step, int max)
-{
-	int j, run = 0;
-
-	for (j = i + step; j >= (int)span.lo && j < (int)span.hi && run < max;
-	     j += step) {
-		if (!pte_none(ptep_get(table + j)))
-			break;
-		run++;
-	}
-	return run;
-}
-
-/*
  * Does a fault at index @i (or a cluster from @i to @last) continue a
  * sequential fill?  Yes if the SUPERPAGE_SEQ_RUN entries just below @i are
  * present and as many just above @last are none (each run may stop at the
@@ -612,14 +585,15 @@ static int superpage_free_run(pte_t *table, struct superpage_span span,
 static int superpage_sequential(pte_t *table, struct superpage_span span,
 				int i, int last)
 {
-	int below = min_t(int, SUPERPAGE_SEQ_RUN, i - (int)span.lo);
-	int above = min_t(int, SUPERPAGE_SEQ_RUN, (int)span.hi - 1 - last);
+	const unsigned int n = SUPERPAGE_SEQ_RUN;
+	int below = min_t(int, n, i - (int)span.lo);
+	int above = min_t(int, n, (int)span.hi - 1 - last);
 
-	if (superpage_run(table, span, i, -1, SUPERPAGE_SEQ_RUN) >= below &&
-	    superpage_free_run(table, span, last, 1, SUPERPAGE_SEQ_RUN) >= above)
+	if (superpage_run(table, span, i, -1, n, false) >= below &&
+	    superpage_run(table, span, last, 1, n, true) >= above)
 		return 1;
-	if (superpage_run(table, span, last, 1, SUPERPAGE_SEQ_RUN) >= above &&
-	    superpage_free_run(table, span, i, -1, SUPERPAGE_SEQ_RUN) >= below)
+	if (superpage_run(table, span, last, 1, n, false) >= above &&
+	    superpage_run(table, span, i, -1, n, true) >= below)
 		return -1;
 	return 0;
 }
@@ -786,9 +760,9 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	 * zeroes at most vm.superpage_fault_zero_pages itself.  No one can
 	 * tell where a random fill goes next: its cluster is zeroed here.
 	 */
-	budget = HPAGE_PMD_NR;
-	if (superpage_sequential(table, span, i, i))
-		budget = READ_ONCE(sysctl_superpage_fault_zero_pages);
+	budget = READ_ONCE(sysctl_superpage_fault_zero_pages);
+	if (nr <= budget || !superpage_sequential(table, span, i, i))
+		budget = HPAGE_PMD_NR;
 	nr = superpage_zero_plan(folio, i, map, zmap, budget);
 	j = bitmap_weight(zmap, HPAGE_PMD_NR);
 	if (j > 1) {

@@ -85,6 +85,7 @@ int superpage_zero_refs(struct folio *folio);
 unsigned int superpage_zeroed_take(struct folio *folio,
 				   const unsigned long *map);
 void superpage_zero_ahead(struct folio *folio, int from, int to);
+bool superpage_zero_claims(struct folio *folio, unsigned int i);
 void superpage_zero_wait(struct folio *folio, unsigned int i);
 
 /* daemon.c */

@@ -192,8 +192,17 @@ int superpage_zero_refs(struct folio *folio)
 	return superpage_word_get(folio).queued;
 }
 
-/* Does the claim cover @i?  Without the folio lock: a hint. */
-static bool superpage_zero_claimed_racy(struct folio *folio, unsigned int i)
+/**
+ * superpage_zero_claims() - is the worker zeroing subpage @i of @folio now?
+ * @folio: a reservation
+ * @i: the subpage
+ *
+ * Exact under the folio lock; without it, only a hint (the caller looks
+ * again under the lock).
+ *
+ * Return: true if @i is in the worker's claim.
+ */
+bool superpage_zero_claims(struct folio *folio, unsigned int i)
 {
 	unsigned long w = READ_ONCE(folio->_superpage_zeroed);
 
@@ -361,7 +370,7 @@ static void superpage_zero_fn(struct work_struct *work)
 void superpage_zero_wait(struct folio *folio, unsigned int i)
 {
 	wait_var_event_timeout(&folio->_superpage_zeroed,
-			       !superpage_zero_claimed_racy(folio, i), HZ / 10);
+			       !superpage_zero_claims(folio, i), HZ / 10);
 }
 
 /**

@@ -73,37 +73,43 @@ static long sp_present(const char *p, long npages)
 }
 
 /*
- * A sequential write of 64 MiB, one word per page, takes at most 20 faults
- * per 2 MiB (14 with clusters of up to 64 subpages: 1, 1, 2, 4, ... 32,
- * then 64 at a time) where a fault zeroes whole clusters
- * (vm.superpage_fault_zero_pages 512), and at most 80 at the default, where
- * a fault zeroes at most 8 subpages and maps more only as far as they were
- * zeroed ahead (a fill that writes one word per page outruns the zeroing);
- * every page reads back, and all of it is PMD-mapped within 100 ms of the
- * last write: the fault that fills a range wakes the daemon for it.
+ * A sequential write of 64 MiB, one word per page.  Where a fault zeroes
+ * whole clusters (vm.superpage_fault_zero_pages 512) it takes at most 20
+ * faults per 2 MiB (14 with clusters of up to 64 subpages: 1, 1, 2, 4,
+ * ... 32, then 64 at a time).  At the default, a fault zeroes at most 8
+ * subpages itself and maps more only as far as a worker zeroed them ahead
+ * (superpage_zero_ahead_mapped): so at least one fault per 8 subpages that
+ * were not zeroed ahead.  How many faults that takes depends on how much
+ * CPU time the worker gets (from about 37 per 2 MiB on an idle host to 72
+ * when it gets none, more when a fault finds the folio locked), so it is
+ * reported here and measured by the benchmark, not asserted.  Every page
+ * reads back, and all of it is PMD-mapped within 2 s of the last write.
  */
 static void sequential_fill(struct __test_metadata *_metadata, int zero_pages,
 			    long max_faults)
 {
 	const long npages = 64 * MIB / SP_PAGE;
-	long faults, mapped, huge, k;
+	long faults, mapped, ahead, huge, k;
 	char *p = sp_map_aligned(64 * MIB);
 
 	ASSERT_NE(NULL, p);
-	if (!access(SP_FAULT_ZERO, F_OK))
-		ASSERT_EQ(0, sp_write_int(SP_FAULT_ZERO, zero_pages));
+	ASSERT_EQ(0, sp_write_int(SP_FAULT_ZERO, zero_pages));
 	mapped = sp_vmstat("superpage_cluster_mapped");
+	ahead = sp_vmstat("superpage_zero_ahead_mapped");
 	faults = sp_minflt();
 	for (k = 0; k < npages; k++)
 		*(unsigned long *)(p + k * SP_PAGE) = sp_word(k);
 	faults = sp_minflt() - faults;
-	huge = sp_wait_anon_huge(p, 64 * 1024, 100);
+	huge = sp_wait_anon_huge(p, 64 * 1024, 2000);
 	mapped = sp_vmstat("superpage_cluster_mapped") - mapped;
+	ahead = sp_vmstat("superpage_zero_ahead_mapped") - ahead;
 	ksft_print_msg("64 MiB sequential write, fault zeroing %d: %ld faults (%.1f per 2 MiB)\n",
 		       zero_pages, faults, faults / 32.0);
-	ksft_print_msg("%ld subpages mapped ahead, %ld kB PMD-mapped 100 ms later\n",
-		       mapped, huge);
-	EXPECT_GE(max_faults * 32, faults);
+	ksft_print_msg("%ld subpages mapped ahead (%ld zeroed ahead), %ld kB PMD-mapped\n",
+		       mapped, ahead, huge);
+	if (max_faults)
+		EXPECT_GE(max_faults * 32, faults);
+	EXPECT_LE(npages - ahead, zero_pages * faults);
 	EXPECT_LE(npages - faults, mapped);
 	EXPECT_EQ(64 * 1024, huge);
 	for (k = 0; k < npages; k++)
@@ -118,7 +124,7 @@ static void sequential_fill(struct __test_metadata *_metadata, int zero_pages,
 TEST_F(cluster, sequential_write_few_faults)
 {
 	sequential_fill(_metadata, SP_NR, 20);
-	sequential_fill(_metadata, SP_FAULT_ZERO_DEFAULT, 80);
+	sequential_fill(_metadata, SP_FAULT_ZERO_DEFAULT, 0);
 }
 
 /*

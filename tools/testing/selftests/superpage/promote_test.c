@@ -751,7 +751,7 @@ TEST_F(promote, hint_burst_starts_a_scan)
 	size_t size = nr * SP_HPAGE;
 	char *p = sp_map_aligned(size);
 	int r, k;
-	long huge, t0;
+	long huge, t0, busy = sp_vmstat("superpage_promote_failed_busy");
 
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, sp_write_int(SP_PAGES_TO_SCAN, nr * SP_NR));
@@ -762,8 +762,9 @@ TEST_F(promote, hint_burst_starts_a_scan)
 	ASSERT_EQ(0, madvise(p, size, SP_MADV_POPULATE_WRITE));
 	t0 = sp_now_ms();
 	huge = sp_wait_anon_huge(p, size / 1024, SP_WAIT_MS);
-	TH_LOG("%ld of %zu kB PMD-mapped %ld ms after the burst", huge,
-	       size / 1024, sp_now_ms() - t0);
+	TH_LOG("%ld of %zu kB PMD-mapped %ld ms after the burst, %ld tries busy",
+	       huge, size / 1024, sp_now_ms() - t0,
+	       sp_vmstat("superpage_promote_failed_busy") - busy);
 	EXPECT_EQ(size / 1024, huge);
 	munmap(p, size);
 }
