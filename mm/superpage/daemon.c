@@ -19,11 +19,12 @@
  *     later, a promotion that failed.
  *   A range (hinted or scanned) whose promotion finds the folio busy
  *   (zero.c's worker still zeroing ahead of the fill that completed it, a
- *   fault holding the folio lock, the VMA locked for writing) is tried
- *   again SUPERPAGE_RETRY_MS later, then after twice as long, up to
- *   SUPERPAGE_RETRIES times (1.3 s in all), rather than a scan period
- *   later; 32 retries at most are queued, each keeping its mm_struct with
- *   mmgrab().
+ *   fault holding the folio lock) is tried again SUPERPAGE_RETRY_MS later,
+ *   then after twice as long, up to SUPERPAGE_RETRIES times (at least
+ *   1.3 s in all), rather than a scan period later; not one whose VMA and
+ *   mmap locks writers held (SUPERPAGE_PROMOTE_LOCKED, promote.c).  At
+ *   most 32 retries are queued, one per range, each keeping its mm_struct
+ *   with mmgrab().
  *   An mm gets a slot (mm/mm_slot.h, as khugepaged's) when its first
  *   reservation is created.  Like khugepaged's, a slot pins the mm_struct
  *   (mmgrab) but not the address space; the daemon takes mmget_not_zero()
@@ -250,10 +251,17 @@ static void superpaged_promote_range(struct mm_struct *mm,
 {
 	struct superpage_retry *r;
 
+	unsigned int i;
+
 	if (superpage_promote(mm, haddr) != SUPERPAGE_PROMOTE_BUSY ||
 	    tries >= SUPERPAGE_RETRIES ||
 	    superpaged_nr_retry == ARRAY_SIZE(superpaged_retry))
 		return;
+	/* A scan or a hint may find a range whose retry is queued. */
+	for (i = 0; i < superpaged_nr_retry; i++)
+		if (superpaged_retry[i].mm == mm &&
+		    superpaged_retry[i].haddr == haddr)
+			return;
 	mmgrab(mm);
 	r = &superpaged_retry[superpaged_nr_retry++];
 	r->mm = mm;
@@ -269,6 +277,8 @@ static void superpaged_do_retries(bool all)
 	unsigned int i = 0;
 
 	while (i < superpaged_nr_retry) {
+		if (kthread_should_stop())
+			all = true;
 		if (!all && time_before(jiffies, superpaged_retry[i].due)) {
 			i++;
 			continue;

@@ -27,13 +27,17 @@ extern unsigned int sysctl_superpage_fault_zero_pages;
  * @SUPERPAGE_PROMOTE_NONE: the range holds no promotable reservation (no
  *	reservation, too few subpages populated, shared after fork, VMA not
  *	eligible): not a failure, nothing is counted
- * @SUPERPAGE_PROMOTE_BUSY: the folio lock was contended, or the mmap lock
- *	for about 20 ms
+ * @SUPERPAGE_PROMOTE_BUSY: the folio lock was contended, zero.c's worker
+ *	held the folio, or no page table could be allocated: ksuperpaged
+ *	tries again soon (daemon.c)
  * @SUPERPAGE_PROMOTE_PINNED: the folio holds references beyond its
  *	mappings (GUP pins, I/O, a zap waiting for its TLB flush)
  * @SUPERPAGE_PROMOTE_CHANGED: the page table or the folio changed between
  *	the scan and the promotion (an entry became a swap or migration entry,
  *	uffd-wp, NUMA hinting, another folio, or a subpage mapped elsewhere)
+ * @SUPERPAGE_PROMOTE_LOCKED: writers kept the range's VMA lock and the mmap
+ *	lock (for about 20 ms, the second time): counted as busy, left to
+ *	the scan
  */
 /* How a fault that the reservation code looked at ended (trace.h). */
 enum superpage_fault_result {
@@ -55,6 +59,7 @@ enum superpage_promote_result {
 	SUPERPAGE_PROMOTE_BUSY,
 	SUPERPAGE_PROMOTE_PINNED,
 	SUPERPAGE_PROMOTE_CHANGED,
+	SUPERPAGE_PROMOTE_LOCKED,
 };
 
 /* promote.c */

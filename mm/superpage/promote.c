@@ -380,7 +380,7 @@ static struct folio *superpage_promote_prepare(struct mm_struct *mm,
 	struct folio *folio = NULL;
 	bool mmap_locked;
 
-	*ret = SUPERPAGE_PROMOTE_BUSY;
+	*ret = SUPERPAGE_PROMOTE_LOCKED;
 	vma = superpage_lock_vma(mm, haddr, &mmap_locked);
 	if (IS_ERR(vma))
 		return NULL;
@@ -670,6 +670,7 @@ static void superpage_count_promote(enum superpage_promote_result ret)
 	case SUPERPAGE_PROMOTE_NONE:
 		return;
 	case SUPERPAGE_PROMOTE_BUSY:
+	case SUPERPAGE_PROMOTE_LOCKED:
 		count_vm_event(SUPERPAGE_PROMOTE_FAILED_BUSY);
 		break;
 	case SUPERPAGE_PROMOTE_PINNED:
@@ -688,7 +689,8 @@ static void superpage_count_promote(enum superpage_promote_result ret)
  * or the mmap lock, and a writer may wait for minutes behind a reader (a
  * populate or an mlock() throttled by memory.high, a fault waiting for
  * I/O), which would stop the one daemon that serves every mm: give up
- * instead, and leave the range to a later pass.
+ * instead, and leave the range to a later pass of the scan (a folio that
+ * was busy is tried again sooner: daemon.c).
  */
 #define SUPERPAGE_MMAP_TRIES	16
 
@@ -752,7 +754,7 @@ again:
 	 */
 	vma = superpage_lock_vma_retry(mm, haddr, &mmap_locked);
 	if (IS_ERR(vma)) {
-		ret = SUPERPAGE_PROMOTE_BUSY;
+		ret = SUPERPAGE_PROMOTE_LOCKED;
 		goto out_unlock;
 	}
 	ret = SUPERPAGE_PROMOTE_NONE;

@@ -30,6 +30,7 @@ TRACE_DEFINE_ENUM(SUPERPAGE_PROMOTE_NONE);
 TRACE_DEFINE_ENUM(SUPERPAGE_PROMOTE_BUSY);
 TRACE_DEFINE_ENUM(SUPERPAGE_PROMOTE_PINNED);
 TRACE_DEFINE_ENUM(SUPERPAGE_PROMOTE_CHANGED);
+TRACE_DEFINE_ENUM(SUPERPAGE_PROMOTE_LOCKED);
 
 TRACE_EVENT(superpage_fault,
 	    TP_PROTO(struct mm_struct *mm, unsigned long address,
@@ -81,7 +82,8 @@ TRACE_EVENT(superpage_promote,
 				       { SUPERPAGE_PROMOTE_NONE, "no_candidate" },
 				       { SUPERPAGE_PROMOTE_BUSY, "busy" },
 				       { SUPERPAGE_PROMOTE_PINNED, "pinned" },
-				       { SUPERPAGE_PROMOTE_CHANGED, "changed" }))
+				       { SUPERPAGE_PROMOTE_CHANGED, "changed" },
+				       { SUPERPAGE_PROMOTE_LOCKED, "locked" }))
 );
 
 #endif /* _MM_SUPERPAGE_TRACE_H */
