@@ -250,7 +250,6 @@ static void superpaged_promote_range(struct mm_struct *mm,
 				     unsigned long haddr, unsigned int tries)
 {
 	struct superpage_retry *r;
-
 	unsigned int i;
 
 	if (superpage_promote(mm, haddr) != SUPERPAGE_PROMOTE_BUSY ||
