@@ -51,9 +51,11 @@
  * whole 2 MiB range: promotion, khugepaged).  Each violation is reported
  * with the thread, the time, the address, its page in the arena and its
  * offset in its 2 MiB range, what happened and what was expected (with the
- * thread's first one, its last 16 operations), once per page and kind
- * until the model of the page changes (the repeats are counted), and
- * makes the exit status 1.  Each thread prints its operation counts (and
+ * thread's first one, its last 32 operations; when the parent's check
+ * after a fork finds one, also the fork child's last 32, which the child
+ * leaves in a shared mapping), once per page and kind until the model of
+ * the page changes (the repeats are counted), and makes the exit
+ * status 1.  Each thread prints its operation counts (and
  * how many of their system calls failed: the model then takes
  * /proc/self/maps for the truth), probes, expected faults and violations.
  *
@@ -117,7 +119,7 @@
 #define ARENA_BASE	0x200000000000UL
 #define ALTSTACK	(64UL << 10)
 #define MAPSBUF		(64UL << 10)
-#define HIST		16
+#define HIST		32
 #define MAX_REPORTS	40
 
 enum { P_HOLE, P_NONE, P_READ, P_RW };
@@ -189,6 +191,11 @@ struct hist {
 	long x;
 };
 
+struct child_hist {
+	struct hist hist[HIST];
+	unsigned int first, nhist;	/* its first operation, and the end */
+};
+
 struct thread {
 	int id;
 	pthread_t tid;
@@ -210,6 +217,8 @@ struct thread {
 	long violations, vkind[NR_V], distinct;
 	struct hist hist[HIST];
 	unsigned int nhist;
+	/* Shared with the fork child: its last operations, for the parent. */
+	struct child_hist *child;
 	int reported_hist;
 	/* The fault probe. */
 	sigjmp_buf jb;
@@ -1354,16 +1363,23 @@ static void child_work(struct thread *t)
 		do_op(t, op);
 	}
 	check_all(t, "fork child, after its edits");
+	if (t->child) {
+		memcpy(t->child->hist, t->hist, sizeof(t->hist));
+		t->child->nhist = t->nhist;
+	}
 	n = t->violations - before;
 	_exit(n > 125 ? 125 : n);
 }
 
 static int op_fork(struct thread *t)
 {
+	long before;
 	pid_t pid;
 	int st;
 
 	hist_add(t, OP_FORK, 0, t->npages, 0, 0, 0, 0);
+	if (t->child)
+		t->child->first = t->child->nhist = t->nhist;
 	pid = fork();
 	if (pid < 0) {
 		t->hist[(t->nhist - 1) % HIST].err = errno;
@@ -1389,7 +1405,18 @@ static int op_fork(struct thread *t)
 		    "died of signal", WIFEXITED(st) ? WEXITSTATUS(st) :
 		    WTERMSIG(st));
 	}
+	before = t->violations;
 	check_all(t, "parent after its fork child's edits");
+	if (t->violations != before && t->child) {
+		struct child_hist *c = t->child;
+		unsigned int i = c->nhist - c->first > HIST ? c->nhist - HIST :
+				 c->first;
+
+		say("sp_vmafuzz: T%d: the fork child's operations (%u, the last %u, oldest first):",
+		    t->id, c->nhist - c->first, c->nhist - i);
+		for (; i < c->nhist; i++)
+			hist_line(t, &c->hist[i % HIST], "  child ");
+	}
 	return 0;
 }
 
@@ -1591,6 +1618,11 @@ static int thread_init(struct thread *t, int id, char *base, size_t npages,
 	    !t->dirty)
 		return -1;
 	t->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	/* Away from the arenas (top-down); none if it fails. */
+	t->child = mmap(NULL, sizeof(*t->child), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t->child == MAP_FAILED)
+		t->child = NULL;
 	p = mmap(base, npages * PAGE, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p == MAP_FAILED)

@@ -550,18 +550,20 @@ static pgtable_t superpage_pte_alloc(struct mm_struct *mm)
  * locked and its holes in @zeroed zeroed: check the range's page table
  * and replace it by a PMD mapping of @folio, in one pmdp_establish(),
  * under the anon_vma write lock, the PMD lock and the PTE lock.  Holes
- * still to zero are set in @more (SUPERPAGE_PROMOTE_CHANGED).
+ * still to zero are set in @more (SUPERPAGE_PROMOTE_CHANGED).  *@pgtable,
+ * allocated by the caller before it took any lock, is deposited for a
+ * later split and set to NULL if the range is promoted.
  */
 static enum superpage_promote_result
 superpage_switch(struct vm_area_struct *vma, unsigned long haddr,
 		 struct folio *folio, const unsigned long *zeroed,
-		 unsigned long *more)
+		 unsigned long *more, pgtable_t *pgtable)
 {
 	enum superpage_promote_result ret = SUPERPAGE_PROMOTE_CHANGED;
 	struct mm_struct *mm = vma->vm_mm;
 	struct mmu_notifier_range range;
 	struct superpage_ptes s;
-	pgtable_t pgtable, old = NULL;
+	pgtable_t old = NULL;
 	spinlock_t *pml, *ptl;
 	pmd_t *pmd, pmdval, entry;
 	pte_t *pte;
@@ -569,16 +571,6 @@ superpage_switch(struct vm_area_struct *vma, unsigned long haddr,
 	pmd = superpage_pte_table(mm, haddr);
 	if (!pmd)
 		return ret;
-	/*
-	 * The table deposited for a later split is a new one: the range's
-	 * table may still be read by a walker that found it before the
-	 * switch (pte_offset_map_nolock(), under RCU), so it is freed only
-	 * after a grace period, never deposited and reused, or freed by a
-	 * zap of the PMD at once.
-	 */
-	pgtable = superpage_pte_alloc(mm);
-	if (!pgtable)
-		return SUPERPAGE_PROMOTE_BUSY;
 	anon_vma_lock_write(vma->anon_vma);
 	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, mm, haddr,
 				haddr + HPAGE_PMD_SIZE);
@@ -621,8 +613,8 @@ superpage_switch(struct vm_area_struct *vma, unsigned long haddr,
 	superpage_resv_end(folio);
 	/* The zeroed holes must be visible before the PMD is. */
 	smp_wmb();
-	pgtable_trans_huge_deposit(mm, pmd, pgtable);
-	pgtable = NULL;
+	pgtable_trans_huge_deposit(mm, pmd, *pgtable);
+	*pgtable = NULL;
 	old = pmd_pgtable(pmdval);
 	/*
 	 * The PMD goes from the table to the huge entry without passing
@@ -651,8 +643,6 @@ out_pml:
 	/* Unreachable and flushed: freed after an RCU grace period. */
 	if (old)
 		pte_free_defer(mm, old);
-	if (pgtable)
-		pte_free(mm, pgtable);
 	return ret;
 }
 
@@ -739,13 +729,29 @@ enum superpage_promote_result superpage_promote(struct mm_struct *mm,
 	DECLARE_BITMAP(more, HPAGE_PMD_NR);
 	struct vm_area_struct *vma;
 	struct folio *folio;
+	pgtable_t pgtable;
 	bool mmap_locked;
 	int tries = 0;
 
+	/*
+	 * The table deposited for a later split is a new one: the range's
+	 * table may still be read by a walker that found it before the
+	 * switch (pte_offset_map_nolock(), under RCU), so it is freed only
+	 * after a grace period, never deposited and reused, or freed by a
+	 * zap of the PMD at once.  It is allocated, and charged, before any
+	 * lock is taken: a charge can reclaim for long in this nice-19
+	 * thread, and a munmap() of the range would wait for the VMA lock
+	 * that long (khugepaged allocates before it locks too).
+	 */
+	pgtable = superpage_pte_alloc(mm);
+	if (!pgtable) {
+		ret = SUPERPAGE_PROMOTE_BUSY;
+		goto out_count;
+	}
 	bitmap_zero(zeroed, HPAGE_PMD_NR);
 	folio = superpage_promote_prepare(mm, haddr, threshold, zeroed, &ret);
 	if (!folio)
-		goto out_count;
+		goto out_free;
 again:
 	bitmap_zero(more, HPAGE_PMD_NR);
 	/*
@@ -772,7 +778,7 @@ again:
 		goto out_mmap;
 	if (superpage_folio_unusable(folio))
 		goto out_mmap;
-	ret = superpage_switch(vma, haddr, folio, zeroed, more);
+	ret = superpage_switch(vma, haddr, folio, zeroed, more, &pgtable);
 out_mmap:
 	superpage_unlock_vma(vma, mmap_locked);
 	/*
@@ -789,6 +795,9 @@ out_mmap:
 out_unlock:
 	folio_unlock(folio);
 	folio_put(folio);
+out_free:
+	if (pgtable)
+		pte_free(mm, pgtable);
 out_count:
 	superpage_count_promote(ret);
 	trace_superpage_promote(mm, haddr, ret);
