@@ -45,7 +45,8 @@
  * which would let a copy-on-write page be reused after ``fork()``.  A new
  * table is deposited for a later split, and the emptied one freed after an
  * RCU grace period, so ``pgtables_bytes`` is unchanged; the new table is
- * charged to the mm's memory cgroup, as the old one was.  If any check
+ * charged to the mm's memory cgroup, as the old one was, and allocated
+ * before any lock is taken: the charge may reclaim.  If any check
  * fails, nothing was changed; only holes were zeroed, and they were
  * unmapped.
  */
