@@ -407,14 +407,21 @@ static void hist_line(struct thread *t, struct hist *h, const char *prefix)
 	    h->err ? strerror(h->err) : "");
 }
 
+/* Entries @from to @to (excluded) of the ring @h, the last HIST at most. */
+static void hist_lines(struct thread *t, struct hist *h, unsigned int from,
+		       unsigned int to, const char *prefix)
+{
+	unsigned int i = to - from > HIST ? to - HIST : from;
+
+	for (; i < to; i++)
+		hist_line(t, &h[i % HIST], prefix);
+}
+
 static void hist_print(struct thread *t)
 {
-	unsigned int i, first = t->nhist > HIST ? t->nhist - HIST : 0;
-
 	say("sp_vmafuzz: T%d%s: last operations (page numbers in the arena at %p, oldest first):",
 	    t->id, who(t), t->base);
-	for (i = first; i < t->nhist; i++)
-		hist_line(t, &t->hist[i % HIST], "  ");
+	hist_lines(t, t->hist, 0, t->nhist, "  ");
 }
 
 static void violation(struct thread *t, int kind, size_t k, const char *when,
@@ -1361,12 +1368,13 @@ static void child_work(struct thread *t)
 			op = rnd(t) % NR_OPS;
 		} while (op == OP_FORK || op == OP_CHECK);
 		do_op(t, op);
+		/* After each one: an OOM kill may end the child. */
+		if (t->child) {
+			memcpy(t->child->hist, t->hist, sizeof(t->hist));
+			t->child->nhist = t->nhist;
+		}
 	}
 	check_all(t, "fork child, after its edits");
-	if (t->child) {
-		memcpy(t->child->hist, t->hist, sizeof(t->hist));
-		t->child->nhist = t->nhist;
-	}
 	n = t->violations - before;
 	_exit(n > 125 ? 125 : n);
 }
@@ -1409,13 +1417,10 @@ static int op_fork(struct thread *t)
 	check_all(t, "parent after its fork child's edits");
 	if (t->violations != before && t->child) {
 		struct child_hist *c = t->child;
-		unsigned int i = c->nhist - c->first > HIST ? c->nhist - HIST :
-				 c->first;
 
-		say("sp_vmafuzz: T%d: the fork child's operations (%u, the last %u, oldest first):",
-		    t->id, c->nhist - c->first, c->nhist - i);
-		for (; i < c->nhist; i++)
-			hist_line(t, &c->hist[i % HIST], "  child ");
+		say("sp_vmafuzz: T%d: the fork child's operations (%u, the last %d at most, oldest first):",
+		    t->id, c->nhist - c->first, HIST);
+		hist_lines(t, c->hist, c->first, c->nhist, "  child ");
 	}
 	return 0;
 }

@@ -107,7 +107,9 @@ qrc=$(cat /tmp/vmafuzz-alone.rc)
 echo "# sp_vmafuzz alone: exit $qrc"
 [ "$qrc" = 0 ] || fail=1
 
-grep -E '^(superpage|thp_(fault|collapse)|pswp|pglazyfree)' /proc/vmstat >/tmp/vmstat.0
+# The counters reported (pglazyfree*: MADV_FREE, for the fork child's).
+counters='^(superpage|thp_(fault|collapse)|pswp|pglazyfree)'
+grep -E "$counters" /proc/vmstat >/tmp/vmstat.0
 
 # Every tool in the cgroup ("0" moves the subshell that writes it; $$
 # would be this script); trinity as nobody, in a directory of its own.
@@ -220,7 +222,7 @@ done
 [ "$(sed -n 's/^high //p' $cg/load/memory.events)" -gt 0 ] ||
 	{ echo "# the memory cgroup never reached memory.high"; fail=1; }
 echo "# counters during the run:"
-grep -E '^(superpage|thp_(fault|collapse)|pswp|pglazyfree)' /proc/vmstat >/tmp/vmstat.1
+grep -E "$counters" /proc/vmstat >/tmp/vmstat.1
 paste /tmp/vmstat.0 /tmp/vmstat.1 | awk '{ d = $4 - $2; if (d) printf "#   %s %d\n", $1, d }'
 # Every superpage counter, zero or not, for harness/stress-check.sh.
 echo "# superpage counters at the end (name, value, change during the run):"
