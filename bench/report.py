@@ -43,6 +43,9 @@ WORKLOADS = [
     ("fill-seq", "Dense sequential fill (first write to every page), then "
                  "wait for huge-mapping coverage"),
     ("fill-rand", "Dense fill in random page order, then wait for coverage"),
+    ("fill-rand-256", "The same random-order fill of 256 MiB"),
+    ("fill-stride", "Dense fill of every other 4 KiB page in order, then "
+                    "of the pages in between, then wait for coverage"),
     ("gups", "Random 8-byte updates over the filled mapping (GUPS-style)"),
     ("latency", "Fault latency of a sequential fill, each touch timed"),
     ("fork", "Fork of a filled heap; the child writes one word per 64 KiB "
@@ -162,6 +165,8 @@ HEADLINE = [
     ("fill-seq", "faults"), ("fill-seq", "fill_ms"),
     ("fill-seq", "cover99_ms"), ("fill-seq", "copied_kib"),
     ("fill-rand", "faults"), ("fill-rand", "cover99_ms"),
+    ("fill-rand-256", "faults"), ("fill-rand-256", "cover99_ms"),
+    ("fill-stride", "faults"), ("fill-stride", "cover99_ms"),
     ("gups", "ns_per_update"),
     ("latency", "fault_p99_us"), ("latency", "touch_p999_us"),
     ("fork", "child_write_mem_kib"), ("fork", "child_write_ms"),
@@ -195,6 +200,8 @@ REVIEW_2018 = [
                                ("fill-rand", "collapses"),
                                ("fill-rand", "cover_pct"),
                                ("fill-rand", "cover99_ms"),
+                               ("fill-rand-256", "cover99_ms"),
+                               ("fill-stride", "cover99_ms"),
                                ("redis-settled", "huge_kib")]),
 ]
 
@@ -511,7 +518,8 @@ BARS = [
      False, [("sparse-memcg", "swapped_out", "pages swapped out", 1)]),
     ("fill-faults", "Dense fill: page faults per 2 MiB (log)", True,
      [("fill-seq", "faults_per_2m", "sequential", 1),
-      ("fill-rand", "faults_per_2m", "random order", 1)]),
+      ("fill-rand", "faults_per_2m", "random order", 1),
+      ("fill-stride", "faults_per_2m", "strided", 1)]),
     ("fault-latency", "Fault latency, sequential fill (us, log)", True,
      [("latency", "fault_p50_us", "p50", 1),
       ("latency", "fault_p99_us", "p99", 1),
@@ -563,7 +571,7 @@ def plots(out, res, cov, modes, accel):
                        "set logscale y" if log else "unset logscale y",
                        "set yrange [*:*]" if log else "set yrange [0:*]",
                        "plot " + plot]
-        for wl in ("fill-seq", "fill-rand"):
+        for wl in ("fill-seq", "fill-rand", "fill-stride"):
             series = []
             for m in modes:
                 # The first repetition's samples.

@@ -19,7 +19,8 @@
  *	sp_bench [-H] [-M] [-P] [-T COVER_MS] [-m MODE] [-r REP] [-w NAME]
  *		 WORKLOAD ARGS...
  *	  sparse SIZE_MIB STRIDE_KIB SETTLE_MS	(SETTLE_MS -1: touches only)
- *	  fill   SIZE_MIB seq|rand [GUPS_UPDATES]
+ *	  fill   SIZE_MIB seq|rand|stride [GUPS_UPDATES]
+ *		 (stride: every other 4 KiB page in order, then the rest)
  *	  latency SIZE_MIB
  *	  fork   SIZE_MIB STRIDE_KIB
  *	  procs  COUNT SIZE_MIB
@@ -401,6 +402,19 @@ static void wait_coverage(const char *wl, char *p, size_t size)
 	result(wl, "cover_pct", coverage(p, size));
 }
 
+/* Every other page, then the pages in between: 0, 2, 4, ..., 1, 3, ... */
+static size_t *strided(long n)
+{
+	size_t *o = malloc(n * sizeof(*o));
+	long i, k = 0;
+
+	for (i = 0; i < n; i += 2)
+		o[k++] = i;
+	for (i = 1; i < n; i += 2)
+		o[k++] = i;
+	return o;
+}
+
 static size_t *shuffled(long n)
 {
 	size_t *o = malloc(n * sizeof(*o));
@@ -548,20 +562,23 @@ out:
 }
 
 /*
- * fill: first-touch every page (in order or shuffled), then wait for
+ * fill: first-touch every page (in order, shuffled or strided: @kind
+ * "seq", "rand" or "stride"), then wait for
  * huge-mapping coverage, then GUPS.  With -P, the same with the mmap()
  * prober running from the first touch until coverage, and only the
  * prober's latencies reported: a daemon's mmap_read_trylock() that fails
  * while the prober holds the lock makes it give up its pass, so figures
  * of the daemons' work taken with the prober running would be distorted.
  */
-static int do_fill(size_t size, int rand, long updates)
+static int do_fill(size_t size, const char *kind, long updates)
 {
-	const char *wl = rand ? "fill-rand" : "fill-seq";
+	int rand = !strcmp(kind, "rand"), stride = !strcmp(kind, "stride");
+	const char *wl = rand ? "fill-rand" : stride ? "fill-stride" :
+			 "fill-seq";
 	long n = size / SP_PAGE, faults;
 	long long ks0, kh0, ks1, kh1;
 	long col0, pro0, col, pro;
-	size_t *order = rand ? shuffled(n) : NULL;
+	size_t *order = rand ? shuffled(n) : stride ? strided(n) : NULL;
 	double t0, t;
 	char *p;
 
@@ -899,9 +916,10 @@ int main(int argc, char **argv)
 	if (!strcmp(wl, "sparse") && argc == 3)
 		rc = do_sparse(MIB(argv[0]), atol(argv[1]) * 1024,
 			       atol(argv[2]));
-	else if (!strcmp(wl, "fill") && argc >= 2)
-		rc = do_fill(MIB(argv[0]), !strcmp(argv[1], "rand"),
-			     argc > 2 ? atol(argv[2]) : 0);
+	else if (!strcmp(wl, "fill") && argc >= 2 &&
+		 (!strcmp(argv[1], "seq") || !strcmp(argv[1], "rand") ||
+		  !strcmp(argv[1], "stride")))
+		rc = do_fill(MIB(argv[0]), argv[1], argc > 2 ? atol(argv[2]) : 0);
 	else if (!strcmp(wl, "latency") && argc == 1)
 		rc = do_latency(MIB(argv[0]));
 	else if (!strcmp(wl, "fork") && argc == 2)

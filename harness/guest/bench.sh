@@ -319,6 +319,8 @@ while [ $rep -le $REPS ]; do
 		done
 		run "$m" fill-seq max fill $FILL seq $GUPS
 		run "$m" fill-rand max fill $FILL rand
+		run "$m" fill-rand-256 max fill $((FILL * 2)) rand
+		run "$m" fill-stride max fill $FILL stride
 		# The mmap() prober's own runs (sp_bench -P): the same
 		# fills, the prober running until coverage or PROBE ms.
 		if [ "$m" = 4k ] || [ "$m" = mthp64 ]; then pt=0; else pt=$PROBE; fi
