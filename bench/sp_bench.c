@@ -55,15 +55,12 @@ static const char *mode = "?", *label;
 static int opt_hugetlb, opt_madvise, opt_probe, rep_nr = 1;
 static long cover_ms;
 static long corrupt;
-static int mute;	/* wait_coverage() in a prober run: no figures */
 
 static void result(const char *wl, const char *metric, double v)
 {
 	/* GUPS runs inside "fill" but is a workload of its own. */
 	if (label && strcmp(wl, "gups"))
 		wl = label;
-	if (mute)
-		return;
 	printf("R %s %s %s %.6g %d\n", wl, mode, metric, v, rep_nr);
 	fflush(stdout);
 }
@@ -324,18 +321,28 @@ static long probe_n, probe_max = 1 << 20;
 static pthread_t probe_thread;
 static void *prober(void *arg);
 
-static void probe_start(void)
+static void probe_resume(void)
 {
-	probe_lat = malloc(probe_max * sizeof(*probe_lat));
 	probe_stop = 0;
-	probe_n = 0;
 	pthread_create(&probe_thread, NULL, prober, NULL);
 }
 
-static void probe_end(const char *wl)
+static void probe_pause(void)
 {
 	probe_stop = 1;
 	pthread_join(probe_thread, NULL);
+}
+
+static void probe_start(void)
+{
+	probe_lat = malloc(probe_max * sizeof(*probe_lat));
+	probe_n = 0;
+	probe_resume();
+}
+
+/* The prober is paused. */
+static void probe_end(const char *wl)
+{
 	percentiles(wl, "mmap_wait", probe_lat, probe_n);
 	free(probe_lat);
 }
@@ -377,9 +384,7 @@ static void wait_coverage(const char *wl, char *p, size_t size)
 	long b0 = built();
 
 	c = c0 = coverage(p, size);
-	if (!mute)
-		printf("S %s %s 0 %.2f %d\n", label ? label : wl, mode, c,
-		       rep_nr);
+	printf("S %s %s 0 %.2f %d\n", label ? label : wl, mode, c, rep_nr);
 	if (c >= 99)
 		reached = 0;
 	while (reached < 0 && (now_ns() - t0) / 1e6 < cover_ms) {
@@ -390,9 +395,8 @@ static void wait_coverage(const char *wl, char *p, size_t size)
 			b0 = built();
 			c = c0 = coverage(p, size);
 		}
-		if (!mute)
-			printf("S %s %s %.0f %.2f %d\n", label ? label : wl,
-			       mode, (now_ns() - t0) / 1e6, c, rep_nr);
+		printf("S %s %s %.0f %.2f %d\n", label ? label : wl, mode,
+		       (now_ns() - t0) / 1e6, c, rep_nr);
 		if (c >= 99)
 			reached = (now_ns() - t0) / 1e6;
 	}
@@ -400,6 +404,32 @@ static void wait_coverage(const char *wl, char *p, size_t size)
 	if (reached >= 0)
 		result(wl, "cover99_ms", reached);
 	result(wl, "cover_pct", coverage(p, size));
+}
+
+/*
+ * The prober's wait for coverage after the fill (-P): as wait_coverage(),
+ * but smaps, which holds the mmap lock for as long as it walks the page
+ * tables (most of a millisecond under TCG while ranges are PTE-mapped), is
+ * read only with the prober paused, so that what the prober measures is
+ * the kernel's work in every mode, not this program's own reads.  Returns
+ * with the prober paused.
+ */
+static void probe_wait_coverage(char *p, size_t size)
+{
+	long b0 = built();
+	double c0, t0;
+
+	probe_pause();
+	/* Promotions after b0 count twice: the wait ends early, not late. */
+	c0 = coverage(p, size);
+	if (c0 >= 99)
+		return;
+	probe_resume();
+	t0 = now_ns();
+	while ((now_ns() - t0) / 1e6 < cover_ms &&
+	       c0 + 100.0 * (built() - b0) * SP_HPAGE / size < 99)
+		usleep(10000);
+	probe_pause();
 }
 
 /* Every other page, then the pages in between: 0, 2, 4, ..., 1, 3, ... */
@@ -569,6 +599,8 @@ out:
  * prober's latencies reported: a daemon's mmap_read_trylock() that fails
  * while the prober holds the lock makes it give up its pass, so figures
  * of the daemons' work taken with the prober running would be distorted.
+ * The prober is paused while this program reads smaps
+ * (probe_wait_coverage()).
  */
 static int do_fill(size_t size, const char *kind, long updates)
 {
@@ -600,10 +632,10 @@ static int do_fill(size_t size, const char *kind, long updates)
 	madvise_after(p, size);
 	if (opt_probe) {
 		/* The same wait as below, its figures not reported. */
-		mute = 1;
 		if (cover_ms)
-			wait_coverage(wl, p, size);
-		mute = 0;
+			probe_wait_coverage(p, size);
+		else
+			probe_pause();
 		probe_end(wl);
 		check(wl, p, size, SP_PAGE, 0);
 		munmap(p, size);
