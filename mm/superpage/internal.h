@@ -45,6 +45,7 @@ enum superpage_fault_result {
 	SUPERPAGE_FAULT_GROWN,		/* subpages of one mapped */
 	SUPERPAGE_FAULT_RACED,		/* the entry changed: fault again */
 	SUPERPAGE_FAULT_RETRY,		/* the reservation stayed busy */
+	SUPERPAGE_FAULT_ZERO_WAIT,	/* waited for zero.c: fault again */
 	SUPERPAGE_FAULT_ZERO_PAGE,	/* a read: the zero page */
 	SUPERPAGE_FAULT_NO_RESV,	/* pages, but no reservation */
 	SUPERPAGE_FAULT_UNSUITABLE,	/* the range is not all in the VMA */

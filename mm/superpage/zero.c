@@ -302,8 +302,10 @@ static void superpage_zero_claimed(struct folio *folio)
 	unsigned int j;
 
 	folio_unlock(folio);
-	for (j = z.clo; j < z.chi; j++)
+	for (j = z.clo; j < z.chi; j++) {
 		clear_highpage(folio_page(folio, j));
+		cond_resched();
+	}
 	count_vm_events(SUPERPAGE_ZERO_AHEAD, z.chi - z.clo);
 	folio_lock(folio);
 	z = superpage_word_get(folio);
