@@ -43,7 +43,8 @@ WORKLOADS = [
     ("fill-seq", "Dense sequential fill (first write to every page), then "
                  "wait for huge-mapping coverage"),
     ("fill-rand", "Dense fill in random page order, then wait for coverage"),
-    ("fill-rand-256", "The same random-order fill of 256 MiB"),
+    ("fill-rand-256", "The same random-order fill at twice the size "
+                      "(256 MiB; 128 MiB in the short variant)"),
     ("fill-stride", "Dense fill of every other 4 KiB page in order, then "
                     "of the pages in between, then wait for coverage"),
     ("gups", "Random 8-byte updates over the filled mapping (GUPS-style)"),
