@@ -370,6 +370,15 @@ static long built(void)
 }
 
 /*
+ * Coverage (%) of @size bytes without reading smaps: @c0, what smaps
+ * showed when built() returned @b0, plus what the daemons built since.
+ */
+static double coverage_since(double c0, long b0, size_t size)
+{
+	return c0 + 100.0 * (built() - b0) * SP_HPAGE / size;
+}
+
+/*
  * Poll coverage every 10 ms until 99% or cover_ms; print the samples, the
  * time to 99% (ms after the last touch), and the final coverage.  The
  * samples count the daemons' collapses and promotions since the start
@@ -389,7 +398,7 @@ static void wait_coverage(const char *wl, char *p, size_t size)
 		reached = 0;
 	while (reached < 0 && (now_ns() - t0) / 1e6 < cover_ms) {
 		usleep(10000);
-		c = c0 + 100.0 * (built() - b0) * SP_HPAGE / size;
+		c = coverage_since(c0, b0, size);
 		if (c >= 99) {
 			/* Confirm with smaps (and start counting again). */
 			b0 = built();
@@ -427,7 +436,7 @@ static void probe_wait_coverage(char *p, size_t size)
 	probe_resume();
 	t0 = now_ns();
 	while ((now_ns() - t0) / 1e6 < cover_ms &&
-	       c0 + 100.0 * (built() - b0) * SP_HPAGE / size < 99)
+	       coverage_since(c0, b0, size) < 99)
 		usleep(10000);
 	probe_pause();
 }
@@ -631,7 +640,7 @@ static int do_fill(size_t size, const char *kind, long updates)
 	t = now_ns() - t0;
 	madvise_after(p, size);
 	if (opt_probe) {
-		/* The same wait as below, its figures not reported. */
+		/* Until coverage as below, its figures not reported. */
 		if (cover_ms)
 			probe_wait_coverage(p, size);
 		else
