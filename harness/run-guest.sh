@@ -9,6 +9,9 @@
 #   --smp N          vCPUs (default 2)
 #   --timeout SECS   hard limit for the whole boot (default 900)
 #   --append ARGS    extra kernel command line
+#   --prealloc       back all guest memory on the host before boot
+#                    (-mem-prealloc): the first touch of guest memory then
+#                    costs the host nothing (the benchmark, bench.sh)
 # The kernel console goes to NAME.console.log, the job's output to
 # NAME.out.log and to stdout.  Exit status: the job's, read from the
 # sentinel line; 101 when the sentinel never came (timeout, panic, hang);
@@ -16,6 +19,7 @@
 # whatever the job said.
 . "$(dirname "$0")/lib.sh"
 kernel=$BUILD/bzImage initrd= job= name= mem=2G smp=2 tmo=900 append=
+prealloc=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
@@ -26,6 +30,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--timeout) tmo=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
+	--prealloc) prealloc=(-mem-prealloc); shift ;;
 	*) die "run-guest.sh: unknown option $1" ;;
 	esac
 done
@@ -40,6 +45,7 @@ accel=$("$TOP/harness/accel.sh" "$kernel" "$initrd")
 if [ "$accel" = kvm ]; then cpu=host; else cpu=max,la57=off; fi
 cmdline="console=ttyS0,115200 panic=-1 sp.job=$job $append"
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m "$mem" -smp "$smp"
+      "${prealloc[@]}"
       -nographic -no-reboot -display none -kernel "$kernel" -initrd "$initrd")
 
 if [ "$job" = shell ]; then
