@@ -134,11 +134,9 @@
  * (``threads_test``).  A fault on a subpage that zero.c's worker is zeroing
  * (with the folio unlocked) drops the PTE and folio locks and, when it may be
  * retried, its mmap or VMA lock as well, as ``folio_lock_or_retry()`` does:
- * it sleeps until the worker's chunk is done, so that no munmap() or mmap()
- * of the process waits for the clearing, and returns ``VM_FAULT_RETRY``, or
- * under the VMA lock ``VM_FAULT_COMPLETED``: the access faults again under
- * the VMA lock, where a retry would take the mmap lock.  A fault that may
- * not be retried sleeps with that lock held and looks again.
+ * it sleeps until the worker's chunk is done and returns ``VM_FAULT_RETRY``,
+ * so that no munmap() or mmap() of the process waits for the clearing.  A
+ * fault that may not be retried sleeps with that lock held and looks again.
  * The subpages of a cluster that the fault zeroes itself, when
  * there are more than one, are zeroed with the PTE lock dropped, so that the
  * clearing runs preemptible: the fault keeps the folio lock and a
@@ -706,17 +704,11 @@ busy:
  * The fault at index @i found its subpage claimed by zero.c's worker,
  * which zeroes it with the folio unlocked; called with no PTE or folio
  * lock held.  As folio_lock_or_retry() does for a locked folio, a fault
- * that may be retried drops its mmap or VMA lock and sleeps until the
- * claim is over (*@ret then set, with SUPERPAGE_GROWN: the fault is done,
- * and nothing may touch the VMA).  Under the mmap lock it returns
- * VM_FAULT_RETRY.  Under the VMA lock it returns VM_FAULT_COMPLETED, as
- * fault_dirty_shared_page() does after it throttled with that lock
- * dropped, and the access faults again, under the VMA lock:
- * architectures retry a VM_FAULT_RETRY of a VMA-locked fault under the
- * mmap lock, which the process's every mmap() and munmap() then waits
- * for.  A fault that must not sleep returns VM_FAULT_RETRY with its lock
- * held; one that may not be retried sleeps with its lock held and looks
- * again (SUPERPAGE_GROW_BUSY).
+ * that may be retried drops its mmap or VMA lock, sleeps until the claim
+ * is over and returns VM_FAULT_RETRY (in *@ret, with SUPERPAGE_GROWN:
+ * the fault is done, and nothing may touch the VMA); one that must not
+ * sleep returns VM_FAULT_RETRY with the lock held; one that may not be
+ * retried sleeps with its lock held and looks again (SUPERPAGE_GROW_BUSY).
  * No reference is taken for the sleep: another thread's fault would see
  * it as an extra one (R6).  superpage_zero_wait() only reads the folio's
  * struct page, which stays, and returns when the folio is freed (the word
@@ -738,8 +730,6 @@ static enum superpage_grow superpage_zero_fault_wait(struct vm_fault *vmf,
 	*ret = VM_FAULT_RETRY;
 	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 		return SUPERPAGE_GROWN;
-	if (vmf->flags & FAULT_FLAG_VMA_LOCK)
-		*ret = VM_FAULT_COMPLETED;
 	release_fault_lock(vmf);
 	superpage_zero_wait(folio, i);
 	return SUPERPAGE_GROWN;
