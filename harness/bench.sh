@@ -49,7 +49,7 @@ reps=${SP_BENCH_REPS:+sp.reps=$SP_BENCH_REPS}
 # Guest memory is backed on the host before boot (--prealloc).  Without
 # it the first touch of each 2 MiB of guest memory is a fault on the host
 # (QEMU asks for transparent huge pages there): a mode that takes fresh
-# 2 MiB frames (superpages, THP, hugetlbfs) paid 2-5 ms per frame that
+# 2 MiB frames (superpages, THP, hugetlbfs) paid 3-6 ms per frame that
 # 4 KiB pages, recycled from the guest's warm free lists, did not.
 set +e
 "$TOP/harness/run-guest.sh" --kernel "$kernel" --initrd "$initrd" --job bench \
