@@ -120,6 +120,8 @@
 #define ALTSTACK	(64UL << 10)
 #define MAPSBUF		(64UL << 10)
 #define HIST		32
+#define PM_PRESENT	(1ULL << 63)
+#define PM_SWAP		(1ULL << 62)
 #define MAX_REPORTS	40
 
 enum { P_HOLE, P_NONE, P_READ, P_RW };
@@ -459,6 +461,53 @@ static void violation(struct thread *t, int kind, size_t k, const char *when,
 	}
 }
 
+/*
+ * What the kernel maps at page @k and its neighbours, for a report of a
+ * page with the wrong content: the pagemap entry (PFN, present, swapped,
+ * exclusive), and /proc/kpageflags and /proc/kpagecount of the PFN (both
+ * need CAP_SYS_ADMIN; the guest runs as root).  Tells a zapped and
+ * refaulted page (the zero page, or a fresh PFN) from a page whose frame
+ * was overwritten in place (the PFN of its neighbours' frame).
+ */
+static void pm_describe(struct thread *t, size_t k)
+{
+	static int flags_fd = -2, count_fd = -2;
+	char line[512];
+	int len = 0;
+	size_t j;
+
+	if (flags_fd == -2) {
+		flags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+		count_fd = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
+	}
+	for (j = k ? k - 1 : k; j <= k + 1 && j < t->npages; j++) {
+		uint64_t e = 0, fl = 0, cnt = 0, pfn;
+		off_t off = ((uintptr_t)addr(t, j) / PAGE) * 8;
+
+		if (t->pagemap_fd < 0 ||
+		    pread(t->pagemap_fd, &e, 8, off) != 8)
+			continue;
+		pfn = e & ((1ULL << 55) - 1);
+		if ((e & PM_PRESENT) && pfn) {
+			if (flags_fd >= 0)
+				pread(flags_fd, &fl, 8, pfn * 8);
+			if (count_fd >= 0)
+				pread(count_fd, &cnt, 8, pfn * 8);
+		}
+		len += snprintf(line + len, sizeof(line) - len,
+				" [page %zu: pagemap %016llx pfn 0x%llx%s%s%s flags 0x%llx count %llu]",
+				j, (unsigned long long)e,
+				(unsigned long long)((e & PM_PRESENT) ? pfn : 0),
+				(e & PM_PRESENT) ? " present" : "",
+				(e & PM_SWAP) ? " swapped" : "",
+				(e >> 56 & 1) ? " exclusive" : "",
+				(unsigned long long)fl, (unsigned long long)cnt);
+		if (len >= (int)sizeof(line))
+			break;
+	}
+	say("sp_vmafuzz: T%d%s: kernel view:%s", t->id, who(t), line);
+}
+
 /* What a word pair read back holds, for a report. */
 static void describe(char *buf, size_t len, uint64_t w0, uint64_t w1)
 {
@@ -528,9 +577,14 @@ static void check_page(struct thread *t, size_t k, const char *when)
 	if (!content_ok(m, w0, w1)) {
 		describe(got, sizeof(got), w0, w1);
 		describe(want, sizeof(want), m->val, last_word(m->val));
+		int first = !(m->reported & (1 << V_CONTENT)) &&
+			    t->distinct < MAX_REPORTS;
+
 		violation(t, V_CONTENT, k, when, "holds %s, want %s%s (%s)",
 			  got, want, m->content == C_EITHER ? " or zero" : "",
 			  prot_name[m->prot]);
+		if (first)
+			pm_describe(t, k);
 	}
 	if (m->prot == P_READ) {
 		if (probe_write(t, p)) {
@@ -616,8 +670,6 @@ static int pagemap(struct thread *t, size_t a, size_t n)
 	return pread(t->pagemap_fd, t->pm, len, off) == len ? 0 : -1;
 }
 
-#define PM_PRESENT	(1ULL << 63)
-#define PM_SWAP		(1ULL << 62)
 
 /* Pagemap: no page present (or swapped) where the model has no VMA. */
 static void check_holes(struct thread *t, const char *when)
