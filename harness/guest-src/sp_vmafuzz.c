@@ -122,6 +122,7 @@
 #define HIST		32
 #define PM_PRESENT	(1ULL << 63)
 #define PM_SWAP		(1ULL << 62)
+#define PM_PFN_MASK	((1ULL << 55) - 1)
 #define MAX_REPORTS	40
 
 enum { P_HOLE, P_NONE, P_READ, P_RW };
@@ -426,8 +427,9 @@ static void hist_print(struct thread *t)
 	hist_lines(t, t->hist, 0, t->nhist, "  ");
 }
 
-static void violation(struct thread *t, int kind, size_t k, const char *when,
-		      const char *fmt, ...)
+/* Count a violation; report it (and return 1) unless it was already. */
+static int violation(struct thread *t, int kind, size_t k, const char *when,
+		     const char *fmt, ...)
 {
 	struct timespec now;
 	char msg[512];
@@ -438,14 +440,14 @@ static void violation(struct thread *t, int kind, size_t k, const char *when,
 	/* Each page once per kind until its model changes. */
 	if (kind != V_CHILD) {
 		if (t->pg[k].reported & (1 << kind))
-			return;
+			return 0;
 		t->pg[k].reported |= 1 << kind;
 	}
 	if (++t->distinct > MAX_REPORTS) {
 		if (t->distinct == MAX_REPORTS + 1)
 			say("sp_vmafuzz: T%d%s: more violations, counted only",
 			    t->id, who(t));
-		return;
+		return 0;
 	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -459,6 +461,18 @@ static void violation(struct thread *t, int kind, size_t k, const char *when,
 		t->reported_hist = 1;
 		hist_print(t);
 	}
+	return 1;
+}
+
+/* Pagemap entries of pages [a, a + n) into t->pm; 0 on success. */
+static int pagemap(struct thread *t, size_t a, size_t n)
+{
+	off_t off = ((uintptr_t)addr(t, a) / PAGE) * 8;
+	ssize_t len = n * 8;
+
+	if (t->pagemap_fd < 0)
+		return -1;
+	return pread(t->pagemap_fd, t->pm, len, off) == len ? 0 : -1;
 }
 
 /*
@@ -472,22 +486,22 @@ static void violation(struct thread *t, int kind, size_t k, const char *when,
 static void pm_describe(struct thread *t, size_t k)
 {
 	static int flags_fd = -2, count_fd = -2;
+	size_t lo = k ? k - 1 : 0, hi = k + 2 < t->npages ? k + 2 : t->npages;
+	size_t n = hi - lo, j;
 	char line[512];
 	int len = 0;
-	size_t j;
 
 	if (flags_fd == -2) {
 		flags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 		count_fd = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
 	}
-	for (j = k ? k - 1 : k; j <= k + 1 && j < t->npages; j++) {
-		uint64_t e = 0, fl = 0, cnt = 0, pfn;
-		off_t off = ((uintptr_t)addr(t, j) / PAGE) * 8;
+	/* Into t->pm: no caller of check_page() is walking it. */
+	if (pagemap(t, lo, n))
+		return;
+	for (j = lo; j < lo + n; j++) {
+		uint64_t e = t->pm[j - lo], fl = 0, cnt = 0;
+		uint64_t pfn = e & PM_PFN_MASK;
 
-		if (t->pagemap_fd < 0 ||
-		    pread(t->pagemap_fd, &e, 8, off) != 8)
-			continue;
-		pfn = e & ((1ULL << 55) - 1);
 		if ((e & PM_PRESENT) && pfn) {
 			if (flags_fd >= 0)
 				pread(flags_fd, &fl, 8, pfn * 8);
@@ -577,13 +591,9 @@ static void check_page(struct thread *t, size_t k, const char *when)
 	if (!content_ok(m, w0, w1)) {
 		describe(got, sizeof(got), w0, w1);
 		describe(want, sizeof(want), m->val, last_word(m->val));
-		int first = !(m->reported & (1 << V_CONTENT)) &&
-			    t->distinct < MAX_REPORTS;
-
-		violation(t, V_CONTENT, k, when, "holds %s, want %s%s (%s)",
-			  got, want, m->content == C_EITHER ? " or zero" : "",
-			  prot_name[m->prot]);
-		if (first)
+		if (violation(t, V_CONTENT, k, when, "holds %s, want %s%s (%s)",
+			      got, want, m->content == C_EITHER ? " or zero" : "",
+			      prot_name[m->prot]))
 			pm_describe(t, k);
 	}
 	if (m->prot == P_READ) {
@@ -658,18 +668,6 @@ static void check_dirty(struct thread *t, const char *when)
 		check_range(t, r, when);
 	}
 }
-
-/* Pagemap entries of pages [a, a + n) into t->pm; 0 on success. */
-static int pagemap(struct thread *t, size_t a, size_t n)
-{
-	off_t off = ((uintptr_t)addr(t, a) / PAGE) * 8;
-	ssize_t len = n * 8;
-
-	if (t->pagemap_fd < 0)
-		return -1;
-	return pread(t->pagemap_fd, t->pm, len, off) == len ? 0 : -1;
-}
-
 
 /* Pagemap: no page present (or swapped) where the model has no VMA. */
 static void check_holes(struct thread *t, const char *when)
