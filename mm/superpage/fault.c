@@ -132,12 +132,11 @@
  * Before this, two threads filling interleaved 64 KiB chunks of 256 MiB left up
  * to 5.5% of it 4 KiB-mapped for good, and eight threads on 64 MiB up to 12.5%
  * (``threads_test``).  A fault on a subpage that zero.c's worker is zeroing
- * (with the folio unlocked) drops the PTE and folio locks and, when it may be
- * retried, its mmap or VMA lock as well, as ``folio_lock_or_retry()`` does:
- * it sleeps until the worker's chunk is done and returns ``VM_FAULT_RETRY``,
- * so that no munmap() or mmap() of the process waits for the clearing.  A
- * fault that may not be retried sleeps with that lock held and looks again.
- * The subpages of a cluster that the fault zeroes itself, when
+ * (with the folio unlocked) never sleeps for it: under the folio and PTE
+ * locks it takes the near end of the worker's claim back
+ * (``superpage_zero_steal()``), waiting only for the one subpage being
+ * cleared, and zeroes what it maps itself; no fault is retried because of
+ * the worker.  The subpages of a cluster that the fault zeroes itself, when
  * there are more than one, are zeroed with the PTE lock dropped, so that the
  * clearing runs preemptible: the fault keeps the folio lock and a
  * reference, which keep every other fault off the folio's unmapped subpages,
@@ -701,41 +700,6 @@ busy:
 }
 
 /*
- * The fault at index @i found its subpage claimed by zero.c's worker,
- * which zeroes it with the folio unlocked; called with no PTE or folio
- * lock held.  As folio_lock_or_retry() does for a locked folio, a fault
- * that may be retried drops its mmap or VMA lock, sleeps until the claim
- * is over and returns VM_FAULT_RETRY (in *@ret, with SUPERPAGE_GROWN:
- * the fault is done, and nothing may touch the VMA); one that must not
- * sleep returns VM_FAULT_RETRY with the lock held; one that may not be
- * retried sleeps with its lock held and looks again (SUPERPAGE_GROW_BUSY).
- * No reference is taken for the sleep: another thread's fault would see
- * it as an extra one (R6).  superpage_zero_wait() only reads the folio's
- * struct page, which stays, and returns when the folio is freed (the word
- * is cleared then) or after a timeout.
- */
-static enum superpage_grow superpage_zero_fault_wait(struct vm_fault *vmf,
-						     struct folio *folio,
-						     unsigned int i,
-						     vm_fault_t *ret)
-{
-	unsigned long addr = vmf->address & PAGE_MASK;
-	struct mm_struct *mm = vmf->vma->vm_mm;
-
-	if (!fault_flag_allow_retry_first(vmf->flags)) {
-		superpage_zero_wait(folio, i);
-		return SUPERPAGE_GROW_BUSY;
-	}
-	trace_superpage_fault(mm, addr, SUPERPAGE_FAULT_ZERO_WAIT, 0);
-	*ret = VM_FAULT_RETRY;
-	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
-		return SUPERPAGE_GROWN;
-	release_fault_lock(vmf);
-	superpage_zero_wait(folio, i);
-	return SUPERPAGE_GROWN;
-}
-
-/*
  * Map subpage @i of the reservation @folio at the faulting address, with
  * the rest of its cluster (superpage_cluster()); @zero: entry @i maps the
  * zero page, which the new entry replaces.  Called with the PTE lock
@@ -769,13 +733,10 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		goto unlock;
 	verdict = superpage_subpage_usable(folio, folio_page(folio, i),
 					   superpage_zero_refs(folio));
-	/* The worker is zeroing @i now: wait for it, look again (zero.c). */
-	if (verdict == SUPERPAGE_GROWN && superpage_zero_claims(folio, i)) {
-		folio_unlock(folio);
-		pte_unmap_unlock(vmf->pte, vmf->ptl);
-		vmf->pte = NULL;
-		return superpage_zero_fault_wait(vmf, folio, i, ret);
-	}
+	/* The worker is zeroing @i now: take that part back (zero.c). */
+	if (verdict == SUPERPAGE_GROWN)
+		superpage_zero_steal(folio, i,
+				     READ_ONCE(sysctl_superpage_fault_zero_pages));
 	if (verdict != SUPERPAGE_GROWN) {
 		folio_unlock(folio);
 		goto unlock;

@@ -45,7 +45,6 @@ enum superpage_fault_result {
 	SUPERPAGE_FAULT_GROWN,		/* subpages of one mapped */
 	SUPERPAGE_FAULT_RACED,		/* the entry changed: fault again */
 	SUPERPAGE_FAULT_RETRY,		/* the reservation stayed busy */
-	SUPERPAGE_FAULT_ZERO_WAIT,	/* waited for zero.c: fault again */
 	SUPERPAGE_FAULT_ZERO_PAGE,	/* a read: the zero page */
 	SUPERPAGE_FAULT_NO_RESV,	/* pages, but no reservation */
 	SUPERPAGE_FAULT_UNSUITABLE,	/* the range is not all in the VMA */
@@ -91,8 +90,8 @@ int superpage_zero_refs(struct folio *folio);
 unsigned int superpage_zeroed_take(struct folio *folio,
 				   const unsigned long *map);
 void superpage_zero_ahead(struct folio *folio, int from, int to);
-bool superpage_zero_claims(struct folio *folio, unsigned int i);
-void superpage_zero_wait(struct folio *folio, unsigned int i);
+void superpage_zero_steal(struct folio *folio, unsigned int i,
+			  unsigned int nr);
 
 /* daemon.c */
 void superpage_daemon_enter_mm(struct mm_struct *mm);

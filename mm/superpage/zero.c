@@ -14,7 +14,9 @@
  *   beyond the cluster, in the direction of the fill, while the faulting
  *   thread goes on: the fault asks for it with superpage_zero_ahead().  A
  *   subpage that nobody zeroed ahead is not mapped by the cluster; the
- *   next fault there maps it (and zeroes it itself).
+ *   next fault there maps it (and zeroes it itself).  A fault never waits
+ *   for the worker: a fill that catches up with it takes back the near
+ *   end of the chunk being zeroed and zeroes that itself.
  *
  * The zeroed run
  *   Each reservation records one run of subpages [lo, hi), the *zeroed
@@ -42,7 +44,9 @@
  *       which need the reference count exact, wait for the worker.  The
  *       subpages that the worker zeroes with the folio unlocked are
  *       *claimed* (a second run in the word): a fault maps no claimed
- *       subpage, and looks again if it faults on one.
+ *       subpage.  A fault on a claimed subpage takes back the near end
+ *       of the claim (superpage_zero_steal()) rather than wait for the
+ *       worker.
  *   Z3. The word is zero unless the folio is a reservation
  *       (PG_superpage_resv): superpage_resv_start() clears it and
  *       __superpage_resv_end() clears it again when the reservation is
@@ -51,12 +55,25 @@
  *       __split_huge_page_tail() expects, and a folio that was never a
  *       reservation (a migration target, a PTE-mapped THP) has no run, no
  *       claim and no request.
+ *   Z4. The worker clears a claimed subpage only while it is claimed: it
+ *       publishes the subpage in superpage_zero_busy, then checks the
+ *       claim, with a full barrier in between; a fault that takes part of
+ *       a claim back shrinks the claim, then, after a full barrier, waits
+ *       while superpage_zero_busy names a subpage of that part (one
+ *       subpage's clearing, with preemption off).  Either the worker sees
+ *       the subpage gone from the claim, or the fault sees it and waits:
+ *       no subpage is cleared after a fault took it.  A claim only
+ *       shrinks while the worker zeroes it, and the worker visits each of
+ *       its subpages, so whatever is still claimed when it is done was
+ *       zeroed (Z1).
  *
  * Locking
- *   The word (runs, request, queued bit) is read and written under the
- *   folio lock only.  The worker takes the folio lock (folio_lock(), it
- *   may sleep) to claim a chunk of SUPERPAGE_ZERO_CHUNK subpages at the
- *   edge of the zeroed run and again to add it to the run; it zeroes with
+ *   The word (runs, request, queued bit) is written under the folio lock
+ *   only, and read under it but for the claim, which the worker reads
+ *   without it (Z4).  superpage_zero_busy is written by the worker only.
+ *   The worker takes the folio lock (folio_lock(), it may sleep) to claim
+ *   a chunk of SUPERPAGE_ZERO_CHUNK subpages at the edge of the zeroed run
+ *   and again to add what is left of the claim to the run; it zeroes with
  *   no lock held.  It clears the queued bit and drops the queue's
  *   reference with the folio still locked (freeing the folio after the
  *   unlock if that was the last reference), so that no fault ever sees the
@@ -71,7 +88,6 @@
 #include <linux/spinlock.h>
 #include <linux/superpage.h>
 #include <linux/vmstat.h>
-#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include "internal.h"
@@ -88,6 +104,8 @@ static_assert(BITS_PER_LONG >= 64);
 #define SUPERPAGE_ZERO_QUEUE	64
 
 static DEFINE_SPINLOCK(superpage_zero_lock);
+/* The PFN of the subpage that the worker is clearing, or 0 (Z4). */
+static unsigned long superpage_zero_busy;
 static struct folio *superpage_zero_queue[SUPERPAGE_ZERO_QUEUE];
 static unsigned int superpage_zero_head, superpage_zero_tail;
 
@@ -139,6 +157,8 @@ static struct superpage_zero_word superpage_word_get(struct folio *folio)
 static void superpage_word_set(struct folio *folio,
 			       struct superpage_zero_word z)
 {
+	unsigned long w;
+
 	/* Z3: page 2's private word stays clear in any other folio. */
 	if (!folio_test_superpage_resv(folio))
 		return;
@@ -150,14 +170,15 @@ static void superpage_word_set(struct folio *folio,
 		z.clo = 0;
 		z.chi = 0;
 	}
-	folio->_superpage_zeroed =
-		(unsigned long)z.lo |
-		(unsigned long)z.hi << SUPERPAGE_ZERO_BITS |
-		(unsigned long)z.clo << (2 * SUPERPAGE_ZERO_BITS) |
-		(unsigned long)z.chi << (3 * SUPERPAGE_ZERO_BITS) |
-		(unsigned long)z.from << (4 * SUPERPAGE_ZERO_BITS) |
-		(unsigned long)(z.to + 1) << (5 * SUPERPAGE_ZERO_BITS) |
-		(unsigned long)z.queued << (6 * SUPERPAGE_ZERO_BITS);
+	w = (unsigned long)z.lo |
+	    (unsigned long)z.hi << SUPERPAGE_ZERO_BITS |
+	    (unsigned long)z.clo << (2 * SUPERPAGE_ZERO_BITS) |
+	    (unsigned long)z.chi << (3 * SUPERPAGE_ZERO_BITS) |
+	    (unsigned long)z.from << (4 * SUPERPAGE_ZERO_BITS) |
+	    (unsigned long)(z.to + 1) << (5 * SUPERPAGE_ZERO_BITS) |
+	    (unsigned long)z.queued << (6 * SUPERPAGE_ZERO_BITS);
+	/* The worker reads the claim without the lock (Z4). */
+	WRITE_ONCE(folio->_superpage_zeroed, w);
 }
 
 /**
@@ -192,17 +213,11 @@ int superpage_zero_refs(struct folio *folio)
 	return superpage_word_get(folio).queued;
 }
 
-/**
- * superpage_zero_claims() - is the worker zeroing subpage @i of @folio now?
- * @folio: a reservation
- * @i: the subpage
- *
- * Exact under the folio lock; without it, only a hint (the caller looks
- * again under the lock).
- *
- * Return: true if @i is in the worker's claim.
+/*
+ * Is subpage @i of @folio in the worker's claim?  Exact under the folio
+ * lock; without it, as the worker reads it, ordered by Z4.
  */
-bool superpage_zero_claims(struct folio *folio, unsigned int i)
+static bool superpage_zero_claims(struct folio *folio, unsigned int i)
 {
 	unsigned long w = READ_ONCE(folio->_superpage_zeroed);
 
@@ -299,14 +314,38 @@ static unsigned int superpage_zero_claim(struct folio *folio)
 static void superpage_zero_claimed(struct folio *folio)
 {
 	struct superpage_zero_word z = superpage_word_get(folio);
-	unsigned int j;
+	bool up = z.to > z.from;
+	unsigned int n, j, nr = 0;
+	bool claimed;
 
 	folio_unlock(folio);
-	for (j = z.clo; j < z.chi; j++) {
-		clear_highpage(folio_page(folio, j));
+	/*
+	 * Farthest from the fill first: a fault that catches up takes back
+	 * the near end of the claim.  Every subpage is visited (a claim
+	 * only shrinks), so what is still claimed at the end was zeroed.
+	 */
+	for (n = 0; n < z.chi - z.clo; n++) {
+		struct page *page;
+
+		j = up ? z.chi - 1 - n : z.clo + n;
+		page = folio_page(folio, j);
+		preempt_disable();
+		/* Z4: after the clearing of the previous subpage. */
+		smp_store_release(&superpage_zero_busy, page_to_pfn(page));
+		/* Z4: published before the claim is read; pairs with steal. */
+		smp_mb();
+		claimed = superpage_zero_claims(folio, j);
+		if (claimed)
+			clear_highpage(page);
+		/* Z4: a fault that reads 0 sees the subpage cleared. */
+		smp_store_release(&superpage_zero_busy, 0);
+		preempt_enable();
+		if (!claimed)
+			continue;
+		nr++;
 		cond_resched();
 	}
-	count_vm_events(SUPERPAGE_ZERO_AHEAD, z.chi - z.clo);
+	count_vm_events(SUPERPAGE_ZERO_AHEAD, nr);
 	folio_lock(folio);
 	z = superpage_word_get(folio);
 	/* The claim at the run's edge extends it, else the longer wins. */
@@ -321,9 +360,6 @@ static void superpage_zero_claimed(struct folio *folio)
 	z.clo = 0;
 	z.chi = 0;
 	superpage_word_set(folio, z);
-	/* Faults waiting for a claimed subpage (superpage_zero_wait()). */
-	smp_mb();
-	wake_up_var(&folio->_superpage_zeroed);
 }
 
 static void superpage_zero_fn(struct work_struct *work)
@@ -359,20 +395,52 @@ static void superpage_zero_fn(struct work_struct *work)
 }
 
 /**
- * superpage_zero_wait() - wait until the worker has zeroed a subpage
- * @folio: a reservation, not locked, perhaps not referenced either
- * @i: a subpage that the worker had claimed when the caller looked
+ * superpage_zero_steal() - take back the near end of a claim
+ * @folio: a locked reservation
+ * @i: the subpage that a fault is about to map
+ * @nr: how many subpages, from @i on in the direction of the fill, the
+ *	fault may zero itself
  *
- * For a fault that found its subpage claimed: it sleeps until the claim is
- * over (one chunk's clearing), rather than faulting again and again.  The
- * word is read without the folio lock, in the struct page, which outlives
- * the folio (a freed folio's word is clear: the wait ends): the caller
- * looks again under the lock.
+ * For a fault that found its subpage claimed by the worker, which zeroes
+ * it with the folio unlocked: rather than sleep until the worker is done
+ * (the fault would drop its locks and be retried, and a fill that runs
+ * right behind the worker would wait at every claim), the fault takes
+ * back the part of the claim from its end nearest to the fill through
+ * @nr subpages from @i, and zeroes what it maps of it itself; the worker
+ * keeps the far part, which it zeroes first.  Waits, spinning, only while
+ * the worker is clearing a subpage of the part taken back (Z4): the
+ * caller may hold the PTE lock.
  */
-void superpage_zero_wait(struct folio *folio, unsigned int i)
+void superpage_zero_steal(struct folio *folio, unsigned int i,
+			  unsigned int nr)
 {
-	wait_var_event_timeout(&folio->_superpage_zeroed,
-			       !superpage_zero_claims(folio, i), HZ / 10);
+	struct superpage_zero_word z = superpage_word_get(folio);
+	unsigned long pfn = folio_pfn(folio), busy;
+	unsigned int lo = z.clo, hi = z.chi;
+
+	if (i < z.clo || i >= z.chi)
+		return;
+	nr = max(nr, 1U);
+	if (z.to > z.from) {
+		/* Going up: [i, i + nr) and what is below it. */
+		z.clo = min(i + nr, z.chi);
+		hi = z.clo;
+	} else {
+		/* Going down: (i - nr, i] and what is above it. */
+		z.chi = i + 1 > nr ? max(i + 1 - nr, z.clo) : z.clo;
+		lo = z.chi;
+	}
+	superpage_word_set(folio, z);
+	/* Z4: the worker sees the claim shrunk, or this sees its subpage. */
+	smp_mb();
+	for (;;) {
+		/* Z4: pairs with the worker's releases. */
+		busy = smp_load_acquire(&superpage_zero_busy);
+		if (busy < pfn + lo || busy >= pfn + hi)
+			break;
+		cpu_relax();
+	}
+	count_vm_events(SUPERPAGE_ZERO_AHEAD_STOLEN, hi - lo);
 }
 
 /**
