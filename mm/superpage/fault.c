@@ -733,14 +733,13 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 		goto unlock;
 	verdict = superpage_subpage_usable(folio, folio_page(folio, i),
 					   superpage_zero_refs(folio));
-	/* The worker is zeroing @i now: take that part back (zero.c). */
-	if (verdict == SUPERPAGE_GROWN)
-		superpage_zero_steal(folio, i,
-				     READ_ONCE(sysctl_superpage_fault_zero_pages));
 	if (verdict != SUPERPAGE_GROWN) {
 		folio_unlock(folio);
 		goto unlock;
 	}
+	/* The worker is zeroing @i now: take that part back (zero.c). */
+	budget = READ_ONCE(sysctl_superpage_fault_zero_pages);
+	superpage_zero_steal(folio, i, budget);
 	nr = superpage_cluster(table, folio, span, i, map);
 	if (WARN_ON_ONCE(find_first_bit(map, HPAGE_PMD_NR) < span.lo ||
 			 find_last_bit(map, HPAGE_PMD_NR) >= span.hi)) {
@@ -753,7 +752,6 @@ static enum superpage_grow superpage_resv_grow(struct vm_fault *vmf,
 	 * zeroes at most vm.superpage_fault_zero_pages itself.  No one can
 	 * tell where a random fill goes next: its cluster is zeroed here.
 	 */
-	budget = READ_ONCE(sysctl_superpage_fault_zero_pages);
 	if (nr <= budget || !superpage_sequential(table, span, i, i))
 		budget = HPAGE_PMD_NR;
 	nr = superpage_zero_plan(folio, i, map, zmap, budget);
