@@ -32,8 +32,9 @@ MODES = [
     ("sp512", "superpages, threshold 512"),
     ("sp128", "superpages, threshold 128"),
     ("sp512-zall", "superpages, faults zero whole clusters"),
+    ("sp512-nopool", "superpages, no pool of zeroed frames"),
 ]
-SP_MODES = ["sp512", "sp128", "sp512-zall"]
+SP_MODES = ["sp512", "sp128", "sp512-zall", "sp512-nopool"]
 MODE_NAME = dict(MODES)
 
 WORKLOADS = [
@@ -136,6 +137,10 @@ METRICS = {
     "copied_kib": ("bytes copied to build huge mappings", "KiB", "lower"),
     "daemon_us_per_2m": ("daemon CPU time per 2 MiB mapping built", "us",
                          "lower"),
+    "prezeroed_frames": ("reservations on frames zeroed in advance", "",
+                         None),
+    "zerod_ms": ("ksuperpage_zerod CPU time, first touch to coverage",
+                 "ms", None),
     "mmap_wait_p50_us": ("mmap() latency while the daemon works, p50 "
                          "(prober runs)", "us", "lower"),
     "mmap_wait_p99_us": ("mmap() latency while the daemon works, p99 "

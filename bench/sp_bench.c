@@ -617,8 +617,8 @@ static int do_fill(size_t size, const char *kind, long updates)
 	const char *wl = rand ? "fill-rand" : stride ? "fill-stride" :
 			 "fill-seq";
 	long n = size / SP_PAGE, faults;
-	long long ks0, kh0, ks1, kh1;
-	long col0, pro0, col, pro;
+	long long ks0, kh0, ks1, kh1, kz0, kz1;
+	long col0, pro0, col, pro, pz0;
 	size_t *order = rand ? shuffled(n) : stride ? strided(n) : NULL;
 	double t0, t;
 	char *p;
@@ -628,6 +628,8 @@ static int do_fill(size_t size, const char *kind, long updates)
 	pro0 = vm("superpage_promote");
 	ks0 = kthread_ns("ksuperpaged");
 	kh0 = kthread_ns("khugepaged");
+	kz0 = kthread_ns("ksuperpage_zerod");
+	pz0 = vm("superpage_prezero_used");
 	/*
 	 * The prober runs from the first touch until coverage: promotion
 	 * may happen during the fill (threshold reached, range filled).
@@ -662,7 +664,19 @@ static int do_fill(size_t size, const char *kind, long updates)
 	pro = vm("superpage_promote") - pro0;
 	ks1 = kthread_ns("ksuperpaged");
 	kh1 = kthread_ns("khugepaged");
+	kz1 = kthread_ns("ksuperpage_zerod");
 	result(wl, "collapses", col);
+	/*
+	 * Reservations made on frames zeroed in advance by ksuperpage_zerod
+	 * (the pool of zeroed frames), and the CPU time it spent from the
+	 * first touch to coverage, refilling the pool (its zeroing before
+	 * the fill, in idle time, is not in it).
+	 */
+	if (pz0 > 0 || vm("superpage_prezero_used") > 0)
+		result(wl, "prezeroed_frames",
+		       vm("superpage_prezero_used") - pz0);
+	if (kz0 >= 0 && kz1 >= 0)
+		result(wl, "zerod_ms", (kz1 - kz0) / 1e6);
 	result(wl, "promotions", pro);
 	/* khugepaged copies every present subpage; promotion copies none. */
 	result(wl, "copied_kib", col * (SP_HPAGE / 1024));

@@ -36,7 +36,7 @@ short)
 	XZ_RUNS=3 XZ_KIB=256 REPS=${reps:-3}
 	;;
 esac
-MODES=${MODES:-"4k thp thp-shrink khugepaged mthp64 hugetlb sp512 sp128 sp512-zall"}
+MODES=${MODES:-"4k thp thp-shrink khugepaged mthp64 hugetlb sp512 sp128 sp512-zall sp512-nopool"}
 
 thp=/sys/kernel/mm/transparent_hugepage
 sp=/proc/sys/vm
@@ -87,6 +87,7 @@ reset_mode() {
 	knob $sp/superpage_enabled 0
 	knob $sp/superpage_promote_threshold 512
 	knob $sp/superpage_fault_zero_pages 8
+	[ -e $sp/superpage_prezero_frames ] && knob $sp/superpage_prezero_frames 64
 	knob $thp/enabled never
 	knob $thp/hugepages-64kB/enabled never
 	knob $thp/khugepaged/scan_sleep_millisecs 10000
@@ -138,6 +139,12 @@ set_mode() {
 		# As before vm.superpage_fault_zero_pages: a fault zeroes
 		# its whole cluster, nothing is zeroed ahead.
 		knob $sp/superpage_fault_zero_pages 512
+		knob $sp/superpage_enabled 2
+		;;
+	sp512-nopool)
+		# No pool of zeroed frames (vm.superpage_prezero_frames 0):
+		# every subpage is zeroed in the fault or ahead of it.
+		knob $sp/superpage_prezero_frames 0
 		knob $sp/superpage_enabled 2
 		;;
 	*) echo "# unknown mode $1"; fail=1 ;;

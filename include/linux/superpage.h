@@ -71,6 +71,7 @@ void superpage_resv_start(struct folio *folio);
 void __superpage_resv_mod_mapped(struct folio *folio, int nr);
 void __superpage_resv_end(struct folio *folio);
 unsigned long superpage_resv_unused_pages(void);
+unsigned long superpage_prezero_pages(void);
 void __superpage_resv_split(struct folio *folio);
 bool __superpage_reclaim_node(struct pglist_data *pgdat,
 			      struct mem_cgroup *target, int reclaim_idx,
@@ -279,6 +280,11 @@ static inline void superpage_resv_end(struct folio *folio)
 }
 
 static inline unsigned long superpage_resv_unused_pages(void)
+{
+	return 0;
+}
+
+static inline unsigned long superpage_prezero_pages(void)
 {
 	return 0;
 }

@@ -900,22 +900,30 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	gfp_t gfp = vma_thp_gfp_mask(vma);
 	struct mmu_notifier_range range;
 	struct folio *folio;
+	bool prezeroed;
 	struct page *page;
 
-	/* Not zeroed: only the subpages that get mapped are. */
-	folio = vma_alloc_folio(gfp, HPAGE_PMD_ORDER, vma, haddr, true);
+	/* Zeroed whole in advance, or not at all (only what gets mapped). */
+	folio = superpage_prezero_take(gfp);
+	prezeroed = !!folio;
+	if (!folio)
+		folio = vma_alloc_folio(gfp, HPAGE_PMD_ORDER, vma, haddr, true);
 	if (!folio)
 		folio = superpage_resv_alloc_preempt(vma, haddr, gfp);
 	if (!folio)
 		goto failed;
 	if (mem_cgroup_charge(folio, mm, gfp)) {
-		folio_put(folio);
+		if (prezeroed)
+			superpage_prezero_put_back(folio);
+		else
+			folio_put(folio);
 		goto failed;
 	}
 	folio_throttle_swaprate(folio, gfp);
 
 	page = folio_page(folio, i);
-	clear_user_highpage(page, addr);
+	if (!prezeroed)
+		clear_user_highpage(page, addr);
 	/* Orders the zeroes before the PTE (smp_wmb()). */
 	__folio_mark_uptodate(folio);
 
@@ -941,6 +949,8 @@ static bool superpage_resv_create(struct vm_fault *vmf, unsigned long haddr,
 	 * and the unmapped subpages must never be written to swap.
 	 */
 	superpage_resv_start(folio);
+	if (prezeroed)
+		superpage_zeroed_init(folio, i);
 	superpage_resv_grew(folio);
 	folio_add_new_anon_rmap_pte(folio, page, vma, addr);
 	deferred_split_folio(folio, true);

@@ -20,6 +20,8 @@ extern unsigned int sysctl_superpage_cluster_max_order;
 extern unsigned int sysctl_superpage_demote_on_reclaim;
 /* vm.superpage_fault_zero_pages: subpages that one fault zeroes, at most. */
 extern unsigned int sysctl_superpage_fault_zero_pages;
+/* vm.superpage_prezero_frames: zeroed frames kept per node, at most. */
+extern unsigned int sysctl_superpage_prezero_frames;
 
 /**
  * enum superpage_promote_result - outcome of superpage_promote()
@@ -92,6 +94,14 @@ unsigned int superpage_zeroed_take(struct folio *folio,
 void superpage_zero_ahead(struct folio *folio, int from, int to);
 void superpage_zero_steal(struct folio *folio, unsigned int i,
 			  unsigned int nr);
+void superpage_zeroed_init(struct folio *folio, unsigned int i);
+
+/* prezero.c */
+struct folio *superpage_prezero_take(gfp_t gfp);
+void superpage_prezero_put_back(struct folio *folio);
+void superpage_prezero_kick(void);
+void superpage_prezero_resize(void);
+int superpage_prezero_start_stop(bool run);
 
 /* daemon.c */
 void superpage_daemon_enter_mm(struct mm_struct *mm);

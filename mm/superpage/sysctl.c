@@ -51,12 +51,14 @@ unsigned int sysctl_superpage_pages_to_scan __read_mostly = 64 * HPAGE_PMD_NR;
 unsigned int sysctl_superpage_demote_on_reclaim __read_mostly = 1;
 unsigned int sysctl_superpage_cluster_max_order __read_mostly = 6;
 unsigned int sysctl_superpage_fault_zero_pages __read_mostly = 8;
+unsigned int sysctl_superpage_prezero_frames __read_mostly = 64;
 
 static unsigned int superpage_one = 1;
 static unsigned int superpage_pmd_nr = HPAGE_PMD_NR;
 static unsigned int superpage_sleep_max = 3600 * MSEC_PER_SEC;
 static unsigned int superpage_scan_max = 32768 * HPAGE_PMD_NR;
 static unsigned int superpage_pmd_order = HPAGE_PMD_ORDER;
+static unsigned int superpage_prezero_max = 65536;
 
 static DEFINE_MUTEX(superpage_sysctl_mutex);
 
@@ -81,14 +83,20 @@ static int superpage_enabled_handler(const struct ctl_table *table, int write,
 
 	if (mode != SUPERPAGE_OFF) {
 		ret = superpage_daemon_start_stop(true);
-		if (ret)
+		if (!ret)
+			ret = superpage_prezero_start_stop(true);
+		if (ret) {
+			if (READ_ONCE(sysctl_superpage_enabled) == SUPERPAGE_OFF)
+				superpage_daemon_start_stop(false);
 			goto out;
+		}
 	}
 	WRITE_ONCE(sysctl_superpage_enabled, mode);
 	if (mode != SUPERPAGE_OFF) {
 		static_branch_enable(&superpage_enabled_key);
 	} else {
 		static_branch_disable(&superpage_enabled_key);
+		superpage_prezero_start_stop(false);
 		superpage_daemon_start_stop(false);
 	}
 out:
@@ -104,6 +112,17 @@ static int superpage_scan_handler(const struct ctl_table *table, int write,
 
 	if (!ret && write)
 		superpage_daemon_kick();
+	return ret;
+}
+
+/* The pool size: frames beyond it are freed at once. */
+static int superpage_prezero_handler(const struct ctl_table *table, int write,
+				     void *buffer, size_t *lenp, loff_t *ppos)
+{
+	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
+
+	if (!ret && write)
+		superpage_prezero_resize();
 	return ret;
 }
 
@@ -161,6 +180,15 @@ static struct ctl_table superpage_sysctl_table[] = {
 		.proc_handler	= proc_douintvec_minmax,
 		.extra1		= &superpage_one,
 		.extra2		= &superpage_pmd_nr,
+	},
+	{
+		.procname	= "superpage_prezero_frames",
+		.data		= &sysctl_superpage_prezero_frames,
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= superpage_prezero_handler,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &superpage_prezero_max,
 	},
 	{
 		.procname	= "superpage_demote_on_reclaim",

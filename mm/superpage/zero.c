@@ -258,6 +258,29 @@ unsigned int superpage_zeroed_take(struct folio *folio, const unsigned long *map
 	return nr;
 }
 
+/**
+ * superpage_zeroed_init() - a new reservation on a frame zeroed whole
+ * @folio: the reservation, not yet mapped or visible to anyone else
+ * @i: the subpage that the creating fault maps
+ *
+ * Every subpage of a frame from the pool of zeroed frames (prezero.c, P1)
+ * is zero: the zeroed run is the longer side of @i (Z1).  Called before
+ * the folio is published, so without the folio lock.
+ */
+void superpage_zeroed_init(struct folio *folio, unsigned int i)
+{
+	struct superpage_zero_word z = {};
+
+	if (i >= HPAGE_PMD_NR - 1 - i) {
+		z.lo = 0;
+		z.hi = i;
+	} else {
+		z.lo = i + 1;
+		z.hi = HPAGE_PMD_NR;
+	}
+	superpage_word_set(folio, z);
+}
+
 /*
  * Claim, under the folio lock, up to SUPERPAGE_ZERO_CHUNK subpages at the
  * edge of the zeroed run towards the request's end (starting a new run at

@@ -7,7 +7,9 @@
  *
  * The gauges are node counters with per-CPU deltas; every read first
  * folds them with /proc/sys/vm/stat_refresh, so the deltas are exact in
- * a quiet guest.
+ * a quiet guest.  The pool of zeroed frames is kept empty (it would take
+ * and free memory in the background), but in prezeroed_pool, which checks
+ * its own gauges.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -48,6 +50,8 @@ FIXTURE_SETUP(acct)
 	sp_settings_push(&self->saved);
 	ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR));
 	sp_cluster_off();
+	/* No frame zeroed in the background moves MemFree meanwhile. */
+	sp_prezero_set(0);
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 2));
 	sp_gauges_read(&self->before);
 	ASSERT_LE(0, self->before.resv);
@@ -216,6 +220,69 @@ TEST_F(acct, promotion_ends_reservation)
 	expect_gauges(_metadata, &self->before, 0, 0);
 	munmap(p, SP_HPAGE);
 	expect_gauges(_metadata, &self->before, 0, 0);
+}
+
+/*
+ * The pool of zeroed frames (mm/superpage/prezero.c): nr_superpage_prezeroed
+ * and SuperpagePrezeroed count its pages and MemAvailable counts them as
+ * available; it fills to vm.superpage_prezero_frames and no further, a
+ * smaller value frees the rest at once, dropping the kernel's caches (which
+ * runs its shrinker) gives frames back, and switching the feature off
+ * empties it.
+ */
+#define DROP_CACHES	"/proc/sys/vm/drop_caches"
+
+static long prezeroed_pages(void)
+{
+	sp_write_file(STAT_REFRESH, "1");
+	return sp_vmstat("nr_superpage_prezeroed");
+}
+
+TEST_F(acct, prezeroed_pool)
+{
+	struct sp_gauges full;
+	long freed;
+
+	if (access(SP_PREZERO, F_OK))
+		SKIP(return, "this kernel keeps no zeroed frames");
+	ASSERT_EQ(0, prezeroed_pages());
+	ASSERT_EQ(0, sp_write_int(SP_PREZERO, 8));
+	ASSERT_EQ(8, sp_prezero_wait(8, 30000));
+	usleep(200000);
+	sp_gauges_read(&full);
+	EXPECT_EQ(8 * SP_NR, prezeroed_pages());
+	EXPECT_EQ(8 * 2048, sp_meminfo_kb("SuperpagePrezeroed"));
+	/*
+	 * MemAvailable counts the 16 MiB as available: beyond MemFree by
+	 * 16 MiB more than before.  (MemFree itself may not move by all
+	 * of it: a freed 2 MiB block on a per-CPU list is not in MemFree.)
+	 */
+	EXPECT_GE(1024, labs(full.avail_kb - full.free_kb -
+			     (self->before.avail_kb - self->before.free_kb) -
+			     8 * 2048))
+		TH_LOG("MemAvailable %+ld kB, MemFree %+ld kB",
+		       full.avail_kb - self->before.avail_kb,
+		       full.free_kb - self->before.free_kb);
+
+	freed = sp_vmstat("superpage_prezero_freed");
+	ASSERT_EQ(0, sp_write_int(SP_PREZERO, 2));
+	EXPECT_EQ(2 * SP_NR, prezeroed_pages());
+	EXPECT_EQ(6, sp_vmstat("superpage_prezero_freed") - freed);
+
+	ASSERT_EQ(0, sp_write_int(SP_PREZERO, 8));
+	ASSERT_EQ(8, sp_prezero_wait(8, 30000));
+	freed = sp_vmstat("superpage_prezero_freed");
+	ASSERT_EQ(0, sp_write_file(DROP_CACHES, "2"));
+	EXPECT_GT(4 * SP_NR, prezeroed_pages());
+	EXPECT_LT(4, sp_vmstat("superpage_prezero_freed") - freed);
+
+	ASSERT_EQ(8, sp_prezero_wait(8, 30000));
+	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 0));
+	EXPECT_EQ(0, prezeroed_pages());
+	EXPECT_EQ(0, sp_meminfo_kb("SuperpagePrezeroed"));
+	/* Off, nothing fills it. */
+	usleep(1500 * 1000);
+	EXPECT_EQ(0, prezeroed_pages());
 }
 
 TEST_HARNESS_MAIN

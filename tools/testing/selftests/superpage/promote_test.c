@@ -240,37 +240,53 @@ TEST_F(promote, full_range_in_place)
  * the page allocator; the test asserts that the new reservation got one of
  * them (it tries three times, then fails: holes in never-used memory read
  * zero anyway).  Then every byte of every hole of the promoted range reads
- * zero, and the touched pages hold their word and zeroes.
+ * zero, and the touched pages hold their word and zeroes.  The pool of
+ * zeroed frames is emptied first, so that the reservation's holes are zeroed
+ * by promotion (below: by the pool).
  */
-TEST_F(promote, threshold_holes_read_zero)
+static void holes_read_zero(struct __test_metadata *_metadata,
+			    struct sp_pcounters *before, int pool)
 {
-	uint64_t frames[8], base = 0;
-	int k, nframes = 0, attempt, reused = 0;
-	long off;
+	uint64_t frames[128], base = 0;
+	int k, nframes = 0, attempt, reused = 0, t, tries = pool ? 16 : 1;
+	long off, used;
 	char *p;
 
 	for (attempt = 1; attempt <= 3 && !reused; attempt++) {
 		ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR));
-		nframes = sp_dirty_frames(8, 0xa5, frames);
-		ASSERT_LE(4, nframes);
+		/* Empty: the pool is filled from the patterned blocks. */
+		sp_prezero_set(0);
+		nframes = sp_dirty_frames(pool ? 128 : 8, 0xa5, frames);
+		ASSERT_LE(pool ? 64 : 4, nframes);
+		if (pool) {
+			sp_prezero_set(tries);
+			ASSERT_LE(tries, sp_prezero_wait(tries, 30000))
+				TH_LOG("the pool of zeroed frames did not fill");
+		}
 		/*
 		 * The patterned buffer was promoted too, the last range maybe
 		 * counted after it was unmapped: count from here.
 		 */
 		usleep(SP_QUIET_MS * 1000);
-		sp_pcounters_read(&self->before);
+		sp_pcounters_read(before);
 		ASSERT_EQ(0, sp_write_int(SP_THRESHOLD, SP_NR / 2));
-		p = sp_map_aligned(SP_HPAGE);
-		ASSERT_NE(NULL, p);
-		*(int *)p = sp_pattern(0, 1);
-		base = sp_pfn(p);
-		ASSERT_NE(0, base);
-		reused = sp_frames_has(frames, nframes, base);
-		TH_LOG("attempt %d: reservation at PFN %#llx, %s of the %d patterned blocks",
-		       attempt, (unsigned long long)base, reused ? "one" : "none",
-		       nframes);
-		if (!reused)
-			munmap(p, SP_HPAGE);
+		/* With the pool, its frames in turn, until one was patterned. */
+		for (t = 0; t < tries && !reused; t++) {
+			p = sp_map_aligned(SP_HPAGE);
+			ASSERT_NE(NULL, p);
+			used = sp_vmstat("superpage_prezero_used");
+			*(int *)p = sp_pattern(0, 1);
+			used = sp_vmstat("superpage_prezero_used") - used;
+			EXPECT_EQ(pool ? 1 : 0, used);
+			base = sp_pfn(p);
+			ASSERT_NE(0, base);
+			reused = sp_frames_has(frames, nframes, base);
+			if (!reused)
+				munmap(p, SP_HPAGE);
+		}
+		TH_LOG("attempt %d: reservation %d at PFN %#llx, %s of the %d patterned blocks",
+		       attempt, t, (unsigned long long)base,
+		       reused ? "one" : "none", nframes);
 	}
 	ASSERT_TRUE(reused)
 		TH_LOG("the allocator gave never-used memory: nothing proven");
@@ -296,8 +312,27 @@ TEST_F(promote, threshold_holes_read_zero)
 	}
 	/* The holes are resident now. */
 	EXPECT_EQ(2048, sp_smaps_kb(p, "Rss"));
-	EXPECT_EQ(1, sp_delta(self->before.promote, "superpage_promote"));
+	EXPECT_EQ(1, sp_delta(before->promote, "superpage_promote"));
 	munmap(p, SP_HPAGE);
+}
+
+TEST_F(promote, threshold_holes_read_zero)
+{
+	holes_read_zero(_metadata, &self->before, 0);
+}
+
+/*
+ * The same on a frame of the pool of zeroed frames (mm/superpage/prezero.c),
+ * filled with 16 frames after 256 MiB of patterned blocks were freed (the
+ * first frames it takes are often other free blocks): reservations take
+ * its frames in turn until one is patterned.  Promotion does not zero
+ * again the holes that the pool zeroed, and they read zero.
+ */
+TEST_F(promote, threshold_holes_read_zero_prezeroed)
+{
+	if (access(SP_PREZERO, F_OK))
+		SKIP(return, "this kernel keeps no zeroed frames");
+	holes_read_zero(_metadata, &self->before, 1);
 }
 
 /* Nothing is promoted below the threshold. */

@@ -26,11 +26,13 @@
 #define SP_DEMOTE	"/proc/sys/vm/superpage_demote_on_reclaim"
 #define SP_CLUSTER	"/proc/sys/vm/superpage_cluster_max_order"
 #define SP_FAULT_ZERO	"/proc/sys/vm/superpage_fault_zero_pages"
+#define SP_PREZERO	"/proc/sys/vm/superpage_prezero_frames"
 #define SP_THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
 
 /* The shipped defaults of the knobs above (mm/superpage/sysctl.c). */
 #define SP_CLUSTER_DEFAULT	6
 #define SP_FAULT_ZERO_DEFAULT	8
+#define SP_PREZERO_DEFAULT	64
 #define SP_THRESHOLD_DEFAULT	SP_NR
 
 #define PM_PRESENT	0x8000000000000000ULL	/* bit 63 */
@@ -139,6 +141,34 @@ static inline void sp_cluster_off(void)
 }
 
 /*
+ * Set vm.superpage_prezero_frames to @frames, on a kernel with the pool of
+ * zeroed frames (0 empties it: new reservations are zeroed as they are
+ * mapped); the fixture's sp_settings_pop() puts the old value back.
+ */
+static inline void sp_prezero_set(int frames)
+{
+	if (!access(SP_PREZERO, F_OK))
+		sp_write_int(SP_PREZERO, frames);
+}
+
+/*
+ * Wait up to @timeout_ms for the pool to hold at least @frames zeroed
+ * frames (nr_superpage_prezeroed); returns the frames it holds.
+ */
+static inline long sp_prezero_wait(long frames, long timeout_ms)
+{
+	long n = 0, ms;
+
+	for (ms = 0; ms <= timeout_ms; ms += 20) {
+		n = sp_vmstat("nr_superpage_prezeroed") / SP_NR;
+		if (n >= frames)
+			break;
+		usleep(20000);
+	}
+	return n;
+}
+
+/*
  * Set vm.superpage_cluster_max_order to @order (SP_CLUSTER_DEFAULT: the
  * shipped default), on a kernel with clusters; the fixture's
  * sp_settings_pop() puts the old value back.
@@ -160,7 +190,7 @@ static inline void sp_cluster_set(int order)
 
 static const char * const sp_knob_files[] = {
 	SP_ENABLED, SP_THRESHOLD, SP_SCAN_SLEEP, SP_PAGES_TO_SCAN, SP_DEMOTE,
-	SP_CLUSTER, SP_FAULT_ZERO, SP_THP_ENABLED, SP_THP_DIR "defrag",
+	SP_CLUSTER, SP_FAULT_ZERO, SP_PREZERO, SP_THP_ENABLED, SP_THP_DIR "defrag",
 	SP_THP_DIR "shrink_underused", SP_THP_DIR "khugepaged/defrag",
 	SP_THP_DIR "khugepaged/max_ptes_none",
 	SP_THP_DIR "khugepaged/scan_sleep_millisecs",

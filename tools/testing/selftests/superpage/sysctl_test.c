@@ -158,6 +158,7 @@ TEST_F(tunables, ranges)
 		{ SP_DEMOTE, 0, 1 },
 		{ SP_CLUSTER, 0, 9 },
 		{ SP_FAULT_ZERO, 1, 512 },
+		{ SP_PREZERO, 0, 65536 },
 	};
 	unsigned int i, j;
 
