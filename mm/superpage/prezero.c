@@ -37,9 +37,10 @@
  *       GFP_TRANSHUGE_LIGHT (no reclaim, no compaction, no kswapd wakeup),
  *       only while the node's free pages exceed twice its high watermarks
  *       by two frames, and holds at most an eighth of the node's memory.
- *       It keeps no frame of a CMA area (cma_alloc() must be able to
- *       migrate what it finds there) and empties the pool when memory is
- *       about to go offline.
+ *       It keeps no frame of ZONE_MOVABLE or of a CMA area (what is there
+ *       must be migratable) and empties the pool when memory is about to
+ *       go offline and before hibernation.  A frame in which a page was
+ *       poisoned is never given back to the allocator.
  *
  * Locking
  *   superpage_prezero_lock, a spinlock, protects the lists, the counts,
@@ -62,6 +63,7 @@
 #include <linux/sched.h>
 #include <linux/shrinker.h>
 #include <linux/spinlock.h>
+#include <linux/suspend.h>
 #include <linux/superpage.h>
 #include <linux/vmstat.h>
 #include <linux/wait.h>
@@ -100,10 +102,33 @@ static bool superpage_prezero_room(int nid)
 
 		if (!populated_zone(zone))
 			continue;
-		free += zone_page_state(zone, NR_FREE_PAGES);
+		free += zone_page_state(zone, NR_FREE_PAGES) -
+			zone_page_state(zone, NR_FREE_CMA_PAGES);
 		wmark += high_wmark_pages(zone);
 	}
 	return free > 2 * wmark + 2 * HPAGE_PMD_NR;
+}
+
+/*
+ * Give a frame of the pool back to the page allocator, unless one of its
+ * pages was poisoned while it sat in the pool (memory_failure() cannot
+ * handle a page that no mapping or LRU holds, and only marks it): an
+ * order-9 free would hand the poisoned page out again, so the frame is
+ * kept out for good.  Returns true if it was freed.
+ */
+static bool superpage_prezero_release(struct folio *folio)
+{
+	int j;
+
+	for (j = 0; j < HPAGE_PMD_NR; j++) {
+		if (PageHWPoison(folio_page(folio, j))) {
+			pr_warn_ratelimited("superpage: pool frame %#lx poisoned, not freed\n",
+					    folio_pfn(folio));
+			return false;
+		}
+	}
+	folio_put(folio);
+	return true;
 }
 
 /* Remove a frame from the pool of @nid, with superpage_prezero_lock held. */
@@ -135,8 +160,7 @@ static unsigned long superpage_prezero_free(int nid, unsigned long nr)
 		spin_unlock(&superpage_prezero_lock);
 		if (!folio)
 			break;
-		folio_put(folio);
-		freed++;
+		freed += superpage_prezero_release(folio);
 	}
 	if (freed)
 		count_vm_events(SUPERPAGE_PREZERO_FREED, freed);
@@ -152,7 +176,8 @@ enum superpage_prezero_fill {
 /* Allocate, zero and add one frame to the pool of @nid, if it wants one. */
 static enum superpage_prezero_fill superpage_prezero_fill_one(int nid)
 {
-	gfp_t gfp = GFP_TRANSHUGE_LIGHT | __GFP_THISNODE;
+	/* Movable pageblocks, but never ZONE_MOVABLE (P4). */
+	gfp_t gfp = (GFP_TRANSHUGE_LIGHT & ~__GFP_HIGHMEM) | __GFP_THISNODE;
 	struct folio *folio;
 	bool wanted, now;
 	int j;
@@ -170,12 +195,13 @@ static enum superpage_prezero_fill superpage_prezero_fill_one(int nid)
 	folio = __folio_alloc_node(gfp, HPAGE_PMD_ORDER, nid);
 	if (!folio)
 		return SUPERPAGE_PREZERO_LATER;
-	/* P4: held here, it could not be migrated away for cma_alloc(). */
-	if (is_migrate_cma_page(folio_page(folio, 0))) {
+	/* P4: held here, it could not be migrated away (CMA). */
+	if (!folio_is_longterm_pinnable(folio)) {
 		folio_put(folio);
 		return SUPERPAGE_PREZERO_LATER;
 	}
-	for (j = 0; j < HPAGE_PMD_NR; j++) {
+	/* init_on_alloc cleared it already. */
+	for (j = 0; j < HPAGE_PMD_NR && !want_init_on_alloc(gfp); j++) {
 		clear_highpage(folio_page(folio, j));
 		cond_resched();
 	}
@@ -243,8 +269,8 @@ void superpage_prezero_kick(void)
  * superpage_prezero_take() - a zeroed frame for a new reservation
  * @gfp: the allocation flags of the reservation
  *
- * Takes a frame from the pool, on a machine with one node of memory, if
- * @gfp allows the frame's zone.
+ * Takes a frame from the pool, on a machine with one node of memory.  Its
+ * zone is ZONE_NORMAL or below, which every anonymous fault's @gfp allows.
  *
  * Return: an order-9 folio of which every byte is zero (P1), with one
  * reference, not charged, or NULL.  The caller charges it, and may give
@@ -252,7 +278,7 @@ void superpage_prezero_kick(void)
  */
 struct folio *superpage_prezero_take(gfp_t gfp)
 {
-	int nid = numa_node_id();
+	int nid = numa_mem_id();
 	struct folio *folio;
 	int j;
 
@@ -265,22 +291,14 @@ struct folio *superpage_prezero_take(gfp_t gfp)
 		return NULL;
 	spin_lock(&superpage_prezero_lock);
 	folio = superpage_prezero_pop(nid);
-	if (folio && folio_zonenum(folio) > gfp_zone(gfp)) {
-		list_add(&folio->lru, &superpage_prezero_lists[nid]);
-		superpage_prezero_nr[nid]++;
-		mod_node_page_state(NODE_DATA(nid), NR_SUPERPAGE_PREZEROED,
-				    HPAGE_PMD_NR);
-		folio = NULL;
-	}
 	spin_unlock(&superpage_prezero_lock);
 	if (!folio)
 		return NULL;
 	superpage_prezero_kick();
-	/* Poisoned while in the pool: freeing it keeps the page out. */
+	/* Poisoned while in the pool: not for a reservation either. */
 	for (j = 0; j < HPAGE_PMD_NR; j++) {
 		if (PageHWPoison(folio_page(folio, j))) {
-			folio_put(folio);
-			count_vm_event(SUPERPAGE_PREZERO_FREED);
+			superpage_prezero_release(folio);
 			return NULL;
 		}
 	}
@@ -307,10 +325,8 @@ void superpage_prezero_put_back(struct folio *folio)
 				    HPAGE_PMD_NR);
 	}
 	spin_unlock(&superpage_prezero_lock);
-	if (!back) {
-		folio_put(folio);
+	if (!back && superpage_prezero_release(folio))
 		count_vm_event(SUPERPAGE_PREZERO_FREED);
-	}
 }
 
 /**
@@ -378,10 +394,10 @@ int superpage_prezero_start_stop(bool run)
 	int nid, ret = 0;
 
 	mutex_lock(&superpage_prezero_mutex);
-	if (run && !superpage_prezero_thread) {
+	/* No shrinker (its allocation failed at boot): no pool (P4). */
+	if (run && !superpage_prezero_thread && superpage_prezero_shrinker) {
 		spin_lock(&superpage_prezero_lock);
 		superpage_prezero_stopping = false;
-		superpage_prezero_shrunk = jiffies - HZ - 1;
 		spin_unlock(&superpage_prezero_lock);
 		thread = kthread_run(superpage_prezerod, NULL,
 				     "ksuperpage_zerod");
@@ -418,23 +434,45 @@ static int superpage_prezero_memory_event(struct notifier_block *nb,
 	return NOTIFY_OK;
 }
 
+/* Hibernation: the pool's zeroes need not go into the image. */
+static int superpage_prezero_pm_event(struct notifier_block *nb,
+				      unsigned long action, void *arg)
+{
+	int nid;
+
+	if (action == PM_HIBERNATION_PREPARE)
+		for_each_node(nid)
+			superpage_prezero_free(nid, ULONG_MAX);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block superpage_prezero_pm_nb = {
+	.notifier_call = superpage_prezero_pm_event,
+};
+
 static int __init superpage_prezero_init(void)
 {
 	int nid;
 
 	for (nid = 0; nid < MAX_NUMNODES; nid++)
 		INIT_LIST_HEAD(&superpage_prezero_lists[nid]);
+	superpage_prezero_shrunk = jiffies - HZ - 1;
 	superpage_prezero_shrinker = shrinker_alloc(SHRINKER_NUMA_AWARE,
 						    "superpage-prezero");
 	if (!superpage_prezero_shrinker)
 		return -ENOMEM;
 	superpage_prezero_shrinker->count_objects = superpage_prezero_count;
 	superpage_prezero_shrinker->scan_objects = superpage_prezero_scan;
-	/* Cheap to make again: give half of the pool per call. */
+	/*
+	 * Cheap to make again: half of the pool per call (seeks 0), one
+	 * frame per batch of scanned objects (pages).
+	 */
 	superpage_prezero_shrinker->seeks = 0;
+	superpage_prezero_shrinker->batch = HPAGE_PMD_NR;
 	shrinker_register(superpage_prezero_shrinker);
 	hotplug_memory_notifier(superpage_prezero_memory_event,
 				DEFAULT_CALLBACK_PRI);
+	register_pm_notifier(&superpage_prezero_pm_nb);
 	return 0;
 }
 subsys_initcall(superpage_prezero_init);
