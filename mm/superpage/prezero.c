@@ -173,6 +173,15 @@ enum superpage_prezero_fill {
 	SUPERPAGE_PREZERO_LATER,	/* short of one, but not now */
 };
 
+/* Empty every node's pool. */
+static void superpage_prezero_drain(void)
+{
+	int nid;
+
+	for_each_node(nid)
+		superpage_prezero_free(nid, ULONG_MAX);
+}
+
 /* Allocate, zero and add one frame to the pool of @nid, if it wants one. */
 static enum superpage_prezero_fill superpage_prezero_fill_one(int nid)
 {
@@ -391,7 +400,7 @@ void superpage_prezero_resize(void)
 int superpage_prezero_start_stop(bool run)
 {
 	struct task_struct *thread;
-	int nid, ret = 0;
+	int ret = 0;
 
 	mutex_lock(&superpage_prezero_mutex);
 	/* No shrinker (its allocation failed at boot): no pool (P4). */
@@ -415,8 +424,7 @@ int superpage_prezero_start_stop(bool run)
 		spin_unlock(&superpage_prezero_lock);
 		kthread_stop(superpage_prezero_thread);
 		superpage_prezero_thread = NULL;
-		for_each_node(nid)
-			superpage_prezero_free(nid, ULONG_MAX);
+		superpage_prezero_drain();
 	}
 	mutex_unlock(&superpage_prezero_mutex);
 	return ret;
@@ -426,11 +434,8 @@ int superpage_prezero_start_stop(bool run)
 static int superpage_prezero_memory_event(struct notifier_block *nb,
 					  unsigned long action, void *arg)
 {
-	int nid;
-
 	if (action == MEM_GOING_OFFLINE)
-		for_each_node(nid)
-			superpage_prezero_free(nid, ULONG_MAX);
+		superpage_prezero_drain();
 	return NOTIFY_OK;
 }
 
@@ -438,11 +443,8 @@ static int superpage_prezero_memory_event(struct notifier_block *nb,
 static int superpage_prezero_pm_event(struct notifier_block *nb,
 				      unsigned long action, void *arg)
 {
-	int nid;
-
 	if (action == PM_HIBERNATION_PREPARE)
-		for_each_node(nid)
-			superpage_prezero_free(nid, ULONG_MAX);
+		superpage_prezero_drain();
 	return NOTIFY_OK;
 }
 
