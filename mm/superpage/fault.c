@@ -6,8 +6,10 @@
  *   The first anonymous write fault in a 2 MiB-aligned range that lies
  *   inside an eligible VMA creates a *reservation*: one order-9 anonymous
  *   folio,
- *   allocated without zeroing and charged in full to the memcg, of which
- *   only the faulting subpage is zeroed and mapped (with a PTE).  A later
+ *   allocated without zeroing (or taken from the pool of frames zeroed
+ *   in advance, prezero.c) and charged in full to the memcg, of which
+ *   only the faulting subpage is zeroed, if it is not yet, and mapped
+ *   (with a PTE).  A later
  *   fault in the range finds the reservation through a present neighbour
  *   PTE in the same page table, validates it, and maps the matching subpage
  *   of the same folio, so the range fills physically contiguous.  A read

@@ -22,9 +22,10 @@
  *     sysctl_superpage_enabled != SUPERPAGE_OFF, except for the instant
  *     between the store and the key update below, during which readers see
  *     the key as it was (superpage_mode() reads the key first).
- *   - ksuperpaged runs while the feature is on: it is started before the
- *     key is enabled (so a failure to start it changes nothing) and
- *     stopped after the key is disabled.
+ *   - ksuperpaged and ksuperpage_zerod (prezero.c) run while the feature
+ *     is on: they are started before the key is enabled (so a failure to
+ *     start them changes nothing) and stopped after the key is disabled,
+ *     which empties the pool of zeroed frames.
  *   - Every tunable stays within its documented range: the handlers
  *     reject other values with -EINVAL and store nothing.
  *
