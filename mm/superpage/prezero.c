@@ -110,25 +110,45 @@ static bool superpage_prezero_room(int nid)
 }
 
 /*
- * Give a frame of the pool back to the page allocator, unless one of its
- * pages was poisoned while it sat in the pool (memory_failure() cannot
- * handle a page that no mapping or LRU holds, and only marks it): an
- * order-9 free would hand the poisoned page out again, so the frame is
- * kept out for good.  Returns true if it was freed.
+ * Was a page of @folio poisoned while it sat in the pool?  memory_failure()
+ * cannot handle a page that no mapping or LRU holds, and only marks it
+ * (not the folio): such a frame is kept out for good, neither mapped nor
+ * freed, since an order-9 free would hand the poisoned page out again.
  */
-static bool superpage_prezero_release(struct folio *folio)
+static bool superpage_prezero_poisoned(struct folio *folio)
 {
 	int j;
 
 	for (j = 0; j < HPAGE_PMD_NR; j++) {
 		if (PageHWPoison(folio_page(folio, j))) {
-			pr_warn_ratelimited("superpage: pool frame %#lx poisoned, not freed\n",
+			pr_warn_ratelimited("superpage: pool frame %#lx poisoned, kept out\n",
 					    folio_pfn(folio));
-			return false;
+			return true;
 		}
 	}
+	return false;
+}
+
+/* Give a frame of the pool back to the page allocator, if not poisoned. */
+static bool superpage_prezero_release(struct folio *folio)
+{
+	if (superpage_prezero_poisoned(folio))
+		return false;
 	folio_put(folio);
 	return true;
+}
+
+/* Add a frame to the pool of @nid, with superpage_prezero_lock held. */
+static void superpage_prezero_push(struct folio *folio, int nid, bool head)
+{
+	lockdep_assert_held(&superpage_prezero_lock);
+	if (head)
+		list_add(&folio->lru, &superpage_prezero_lists[nid]);
+	else
+		list_add_tail(&folio->lru, &superpage_prezero_lists[nid]);
+	superpage_prezero_nr[nid]++;
+	mod_node_page_state(NODE_DATA(nid), NR_SUPERPAGE_PREZEROED,
+			    HPAGE_PMD_NR);
 }
 
 /* Remove a frame from the pool of @nid, with superpage_prezero_lock held. */
@@ -218,13 +238,9 @@ static enum superpage_prezero_fill superpage_prezero_fill_one(int nid)
 	spin_lock(&superpage_prezero_lock);
 	wanted = !superpage_prezero_stopping &&
 		 superpage_prezero_nr[nid] < superpage_prezero_target(nid);
-	if (wanted) {
-		/* P1: the lock orders the clearing before any take. */
-		list_add_tail(&folio->lru, &superpage_prezero_lists[nid]);
-		superpage_prezero_nr[nid]++;
-		mod_node_page_state(NODE_DATA(nid), NR_SUPERPAGE_PREZEROED,
-				    HPAGE_PMD_NR);
-	}
+	/* P1: the lock orders the clearing before any take. */
+	if (wanted)
+		superpage_prezero_push(folio, nid, false);
 	spin_unlock(&superpage_prezero_lock);
 	if (!wanted) {
 		folio_put(folio);
@@ -289,7 +305,6 @@ struct folio *superpage_prezero_take(gfp_t gfp)
 {
 	int nid = numa_mem_id();
 	struct folio *folio;
-	int j;
 
 	/*
 	 * With one node of memory, every memory policy and cpuset allows it;
@@ -304,13 +319,8 @@ struct folio *superpage_prezero_take(gfp_t gfp)
 	if (!folio)
 		return NULL;
 	superpage_prezero_kick();
-	/* Poisoned while in the pool: not for a reservation either. */
-	for (j = 0; j < HPAGE_PMD_NR; j++) {
-		if (PageHWPoison(folio_page(folio, j))) {
-			superpage_prezero_release(folio);
-			return NULL;
-		}
-	}
+	if (superpage_prezero_poisoned(folio))
+		return NULL;
 	count_vm_event(SUPERPAGE_PREZERO_USED);
 	return folio;
 }
@@ -327,12 +337,8 @@ void superpage_prezero_put_back(struct folio *folio)
 
 	spin_lock(&superpage_prezero_lock);
 	back = !superpage_prezero_stopping;
-	if (back) {
-		list_add(&folio->lru, &superpage_prezero_lists[nid]);
-		superpage_prezero_nr[nid]++;
-		mod_node_page_state(NODE_DATA(nid), NR_SUPERPAGE_PREZEROED,
-				    HPAGE_PMD_NR);
-	}
+	if (back)
+		superpage_prezero_push(folio, nid, true);
 	spin_unlock(&superpage_prezero_lock);
 	if (!back && superpage_prezero_release(folio))
 		count_vm_event(SUPERPAGE_PREZERO_FREED);
