@@ -141,6 +141,9 @@ METRICS = {
                          None),
     "zerod_ms": ("ksuperpage_zerod CPU time, first touch to coverage",
                  "ms", None),
+    "mmap_wait_samples": ("mmap() calls timed by the prober", "", None),
+    "mmap_wait_rounds": ("fills the prober ran through (until 1,000 "
+                         "calls, at most 20)", "", None),
     "mmap_wait_p50_us": ("mmap() latency while the daemon works, p50 "
                          "(prober runs)", "us", "lower"),
     "mmap_wait_p99_us": ("mmap() latency while the daemon works, p99 "

@@ -277,6 +277,25 @@ static void percentiles(const char *wl, const char *what, double *v, long n)
 }
 
 /*
+ * An array for the latencies of a timed loop, its pages faulted in now: a
+ * first write to one of them inside the loop would be a fault that
+ * touch_all() counts, and times, as the next touch's.  (Not zeroes: the
+ * compiler turns malloc() and memset(0) into calloc(), which writes
+ * nothing to a fresh mapping.)
+ */
+static void *prefaulted(size_t size)
+{
+	void *v = malloc(size);
+
+	if (!v) {
+		perror("malloc");
+		exit(2);
+	}
+	memset(v, 0xff, size);
+	return v;
+}
+
+/*
  * Touch one page per @stride of @size, timing each touch; the latencies of
  * touches that took a fault go to @lat (if not NULL), those of every touch
  * to @all (if not NULL, with @lat).  Returns the faults.
@@ -316,7 +335,7 @@ static long touch(char *p, size_t size, size_t stride, const size_t *order,
 /* The mmap_lock prober: how long an mmap() waits while the daemon works. */
 static volatile int probe_stop;
 static double *probe_lat;
-static long probe_n, probe_max = 1 << 20;
+static long probe_n, probe_max = 1 << 16;
 
 static pthread_t probe_thread;
 static void *prober(void *arg);
@@ -333,16 +352,17 @@ static void probe_pause(void)
 	pthread_join(probe_thread, NULL);
 }
 
+/* Ready to run; the prober starts with probe_resume(). */
 static void probe_start(void)
 {
-	probe_lat = malloc(probe_max * sizeof(*probe_lat));
+	probe_lat = prefaulted(probe_max * sizeof(*probe_lat));
 	probe_n = 0;
-	probe_resume();
 }
 
 /* The prober is paused. */
 static void probe_end(const char *wl)
 {
+	result(wl, "mmap_wait_samples", probe_n);
 	percentiles(wl, "mmap_wait", probe_lat, probe_n);
 	free(probe_lat);
 }
@@ -555,7 +575,7 @@ static long huge_kb(char *p)
 static int do_sparse(size_t size, size_t stride, long settle_ms)
 {
 	long n = size / stride, nlat = 0, rss0, swp0;
-	double *lat = malloc(n * sizeof(*lat)), t0, t;
+	double *lat = prefaulted(n * sizeof(*lat)), t0, t;
 	long mem0 = mem_used_kb(), avail0 = sp_meminfo_kb("MemAvailable");
 	char *p, buf[32];
 	long faults;
@@ -601,11 +621,54 @@ out:
 }
 
 /*
+ * The prober's rounds (-P), until it has PROBE_SAMPLES samples or after
+ * PROBE_ROUNDS rounds: a p99 over fewer than 100 samples is their
+ * maximum, and a mode whose fill is short (superpages fill 128 MiB in a
+ * sixth of 4 KiB pages' time) would otherwise have its p99 taken over a
+ * fraction of the samples of the others.
+ */
+#define PROBE_SAMPLES	1000
+#define PROBE_ROUNDS	20
+
+/*
+ * do_fill() with the prober (-P): in each round, a fresh mapping filled
+ * with the prober running from the first touch until coverage (promotion
+ * may happen during the fill: threshold reached, range filled), then
+ * paused while this thread checks and unmaps it, which is this program's
+ * own work.  Its faults are in its own thread and do not count.
+ */
+static int fill_probed(size_t size, const char *wl, size_t *order)
+{
+	int rounds = 0;
+	char *p;
+
+	probe_start();
+	do {
+		p = map(size);
+		probe_resume();
+		touch(p, size, SP_PAGE, order, NULL, NULL);
+		madvise_after(p, size);
+		/* Until coverage as do_fill(), its figures not reported. */
+		if (cover_ms)
+			probe_wait_coverage(p, size);
+		else
+			probe_pause();
+		check(wl, p, size, SP_PAGE, 0);
+		munmap(p, size);
+	} while (++rounds < PROBE_ROUNDS && probe_n < PROBE_SAMPLES);
+	result(wl, "mmap_wait_rounds", rounds);
+	probe_end(wl);
+	free(order);
+	return 0;
+}
+
+/*
  * fill: first-touch every page (in order, shuffled or strided: @kind
  * "seq", "rand" or "stride"), then wait for
- * huge-mapping coverage, then GUPS.  With -P, the same with the mmap()
- * prober running from the first touch until coverage, and only the
- * prober's latencies reported: a daemon's mmap_read_trylock() that fails
+ * huge-mapping coverage, then GUPS.  With -P, the same in rounds with
+ * the mmap() prober running from the first touch until coverage
+ * (fill_probed()), and only the prober's latencies reported: a daemon's
+ * mmap_read_trylock() that fails
  * while the prober holds the lock makes it give up its pass, so figures
  * of the daemons' work taken with the prober running would be distorted.
  * The prober is paused while this program reads smaps
@@ -623,6 +686,8 @@ static int do_fill(size_t size, const char *kind, long updates)
 	double t0, t;
 	char *p;
 
+	if (opt_probe)
+		return fill_probed(size, wl, order);
 	p = map(size);
 	col0 = vm("thp_collapse_alloc");
 	pro0 = vm("superpage_promote");
@@ -630,29 +695,10 @@ static int do_fill(size_t size, const char *kind, long updates)
 	kh0 = kthread_ns("khugepaged");
 	kz0 = kthread_ns("ksuperpage_zerod");
 	pz0 = vm("superpage_prezero_used");
-	/*
-	 * The prober runs from the first touch until coverage: promotion
-	 * may happen during the fill (threshold reached, range filled).
-	 * Its faults are in its own thread and do not count.
-	 */
-	if (opt_probe)
-		probe_start();
 	t0 = now_ns();
 	faults = touch(p, size, SP_PAGE, order, NULL, NULL);
 	t = now_ns() - t0;
 	madvise_after(p, size);
-	if (opt_probe) {
-		/* Until coverage as below, its figures not reported. */
-		if (cover_ms)
-			probe_wait_coverage(p, size);
-		else
-			probe_pause();
-		probe_end(wl);
-		check(wl, p, size, SP_PAGE, 0);
-		munmap(p, size);
-		free(order);
-		return 0;
-	}
 	if (cover_ms)
 		wait_coverage(wl, p, size);
 	else
@@ -707,8 +753,8 @@ static int do_fill(size_t size, const char *kind, long updates)
 static int do_latency(size_t size)
 {
 	long n = size / SP_PAGE, nlat = 0, faults;
-	double *lat = malloc(n * sizeof(*lat));
-	double *all = malloc(n * sizeof(*all));
+	double *lat = prefaulted(n * sizeof(*lat));
+	double *all = prefaulted(n * sizeof(*all));
 	char *p = map(size);
 	double t0 = now_ns();
 
