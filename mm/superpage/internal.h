@@ -95,6 +95,7 @@ void superpage_zero_ahead(struct folio *folio, int from, int to);
 void superpage_zero_steal(struct folio *folio, unsigned int i,
 			  unsigned int nr);
 void superpage_zeroed_init(struct folio *folio, unsigned int i);
+int superpage_zero_start_stop(bool run);
 
 /* prezero.c */
 struct folio *superpage_prezero_take(gfp_t gfp);

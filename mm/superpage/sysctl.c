@@ -22,10 +22,11 @@
  *     sysctl_superpage_enabled != SUPERPAGE_OFF, except for the instant
  *     between the store and the key update below, during which readers see
  *     the key as it was (superpage_mode() reads the key first).
- *   - ksuperpaged and ksuperpage_zerod (prezero.c) run while the feature
- *     is on: they are started before the key is enabled (so a failure to
- *     start them changes nothing) and stopped after the key is disabled,
- *     which empties the pool of zeroed frames.
+ *   - ksuperpaged, ksuperpage_zerod (prezero.c) and ksuperpage_zahd
+ *     (zero.c) run while the feature is on: they are started before the
+ *     key is enabled (so a failure to start them changes nothing) and
+ *     stopped after the key is disabled, which empties the pool of zeroed
+ *     frames and drops the requests to zero ahead.
  *   - Every tunable stays within its documented range: the handlers
  *     reject other values with -EINVAL and store nothing.
  *
@@ -86,9 +87,13 @@ static int superpage_enabled_handler(const struct ctl_table *table, int write,
 		ret = superpage_daemon_start_stop(true);
 		if (!ret)
 			ret = superpage_prezero_start_stop(true);
+		if (!ret)
+			ret = superpage_zero_start_stop(true);
 		if (ret) {
-			if (READ_ONCE(sysctl_superpage_enabled) == SUPERPAGE_OFF)
+			if (READ_ONCE(sysctl_superpage_enabled) == SUPERPAGE_OFF) {
+				superpage_prezero_start_stop(false);
 				superpage_daemon_start_stop(false);
+			}
 			goto out;
 		}
 	}
@@ -97,6 +102,7 @@ static int superpage_enabled_handler(const struct ctl_table *table, int write,
 		static_branch_enable(&superpage_enabled_key);
 	} else {
 		static_branch_disable(&superpage_enabled_key);
+		superpage_zero_start_stop(false);
 		superpage_prezero_start_stop(false);
 		superpage_daemon_start_stop(false);
 	}

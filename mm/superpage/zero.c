@@ -10,13 +10,27 @@
  *   a fault zeroes at most vm.superpage_fault_zero_pages subpages itself
  *   (the faulting one first, then those nearest to it), and the rest of
  *   its cluster is mapped only if it was zeroed ahead of time.  Ahead of
- *   the fill, a worker on an unbound workqueue zeroes the unmapped subpages
- *   beyond the cluster, in the direction of the fill, while the faulting
- *   thread goes on: the fault asks for it with superpage_zero_ahead().  A
+ *   the fill, a worker zeroes the unmapped subpages beyond the cluster, in
+ *   the direction of the fill, while the faulting thread goes on: the fault
+ *   asks for it with superpage_zero_ahead().  A
  *   subpage that nobody zeroed ahead is not mapped by the cluster; the
  *   next fault there maps it (and zeroes it itself).  A fault never waits
  *   for the worker: a fill that catches up with it takes back the near
  *   end of the chunk being zeroed and zeroes that itself.
+ *
+ * Idle time only
+ *   The worker is the kthread ksuperpage_zahd, SCHED_IDLE, which runs while
+ *   the feature is on.  A fault queues a request only while another CPU
+ *   that shares its cache is idle (or the worker runs already): where
+ *   every CPU is busy, the fill's own faults zero what they map, and no
+ *   other task of the machine pays for its clearing.  A task that wakes up
+ *   on the worker's CPU preempts it at the next subpage; the worker then
+ *   sleeps for a moment instead of waiting on that CPU's run queue, and
+ *   its wakeup places it on an idle CPU.  If no CPU is idle, it gives up:
+ *   it keeps what it zeroed and drops every request, with its reference
+ *   (Z2).  A worker that stayed runnable behind a busy task would get
+ *   almost no CPU time, and the requests it holds would keep their
+ *   reservations from being promoted, split or migrated meanwhile.
  *
  * The zeroed run
  *   Each reservation records one run of subpages [lo, hi), the *zeroed
@@ -67,28 +81,40 @@
  *       its subpages, so whatever is still claimed when it is done was
  *       zeroed (Z1).
  *
+ *   Z5. Requests are queued only while superpage_zero_worker is set: it
+ *       is set once the worker runs and cleared before it is stopped, and
+ *       stopping it carries out (drops) what is queued, so no request and
+ *       no reference outlives the worker.  One worker carries requests out.
+ *
  * Locking
  *   The word (runs, request, queued bit) is written under the folio lock
  *   only, and read under it but for the claim, which the worker reads
  *   without it (Z4).  superpage_zero_busy is written by the worker only.
- *   The worker takes the folio lock (folio_lock(), it may sleep) to claim
- *   a chunk of SUPERPAGE_ZERO_CHUNK subpages at the edge of the zeroed run
- *   and again to add what is left of the claim to the run; it zeroes with
- *   no lock held.  It clears the queued bit and drops the queue's
- *   reference with the folio still locked (freeing the folio after the
- *   unlock if that was the last reference), so that no fault ever sees the
- *   reference without the bit.  superpage_zero_lock (a spinlock, taken
- *   under the PTE lock by the fault) protects the queue.
+ *   The worker takes the folio lock to claim a chunk of
+ *   SUPERPAGE_ZERO_CHUNK subpages at the edge of the zeroed run and again
+ *   to add what is left of the claim to the run; it zeroes with no lock
+ *   held.  It holds the folio lock only with preemption off
+ *   (superpage_zero_lock_folio()): where the kernel is preemptible, a
+ *   SCHED_IDLE task preempted with the lock held would make a task of any
+ *   priority wait for idle time.  It clears the queued bit and drops the
+ *   queue's reference with the folio still locked (freeing the folio after
+ *   the unlock if that was the last reference), so that no fault ever sees
+ *   the reference without the bit.  superpage_zero_lock (a spinlock, taken
+ *   under the PTE lock by the fault) protects the queue and
+ *   superpage_zero_worker; superpage_sysctl_mutex (sysctl.c) serialises
+ *   starting and stopping the worker.
  */
 
+#include <linux/delay.h>
 #include <linux/highmem.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/sched.h>
+#include <linux/sched/topology.h>
 #include <linux/spinlock.h>
 #include <linux/superpage.h>
 #include <linux/vmstat.h>
-#include <linux/workqueue.h>
 
 #include "internal.h"
 
@@ -102,6 +128,8 @@ static_assert(BITS_PER_LONG >= 64);
 #define SUPERPAGE_ZERO_CHUNK	16
 /* Folios queued at most; more requests are dropped (a cluster shrinks). */
 #define SUPERPAGE_ZERO_QUEUE	64
+/* CPUs that a fault looks at for an idle one, at most. */
+#define SUPERPAGE_ZERO_PROBE	16
 
 static DEFINE_SPINLOCK(superpage_zero_lock);
 /* The PFN of the subpage that the worker is clearing, or 0 (Z4). */
@@ -109,8 +137,15 @@ static unsigned long superpage_zero_busy;
 static struct folio *superpage_zero_queue[SUPERPAGE_ZERO_QUEUE];
 static unsigned int superpage_zero_head, superpage_zero_tail;
 
-static void superpage_zero_fn(struct work_struct *work);
-static DECLARE_WORK(superpage_zero_work, superpage_zero_fn);
+/* Z5: the worker, while it runs. */
+static struct kthread_worker *superpage_zero_worker;
+/* The worker is on a CPU, carrying requests out (a hint for the faults). */
+static bool superpage_zero_running;
+/* No CPU was idle: the worker drops what is queued (worker only). */
+static bool superpage_zero_giving_up;
+
+static void superpage_zero_fn(struct kthread_work *work);
+static DEFINE_KTHREAD_WORK(superpage_zero_work, superpage_zero_fn);
 
 /*
  * The word of a reservation, unpacked: the zeroed run [lo, hi), the claim
@@ -295,7 +330,8 @@ static unsigned int superpage_zero_claim(struct folio *folio)
 	int j;
 
 	/* Promoted, unmapped, in the swap cache, ...: nothing to do. */
-	if (!folio_test_superpage_resv(folio) || !folio_mapped(folio) ||
+	if (!READ_ONCE(superpage_zero_worker) || superpage_zero_giving_up ||
+	    !folio_test_superpage_resv(folio) || !folio_mapped(folio) ||
 	    folio_entire_mapcount(folio) || superpage_folio_unusable(folio))
 		return 0;
 	/* Z1: an unmapped subpage may still be read through a reference. */
@@ -331,17 +367,78 @@ static unsigned int superpage_zero_claim(struct folio *folio)
 }
 
 /*
+ * The worker's folio lock, held with preemption off (see Locking).  The
+ * worker sleeps only while someone else holds the lock.
+ */
+static void superpage_zero_lock_folio(struct folio *folio)
+{
+	for (;;) {
+		preempt_disable();
+		if (folio_trylock(folio))
+			return;
+		preempt_enable();
+		folio_wait_locked(folio);
+	}
+}
+
+static void superpage_zero_unlock_folio(struct folio *folio)
+{
+	folio_unlock(folio);
+	preempt_enable();
+}
+
+/*
+ * Is another CPU that shares this one's cache idle?  Looks at a few CPUs
+ * only.
+ */
+static bool superpage_zero_idle_cpu(void)
+{
+	int this = raw_smp_processor_id(), cpu, n = 0;
+
+	for_each_cpu_wrap(cpu, cpu_online_mask, this + 1) {
+		if (n++ >= SUPERPAGE_ZERO_PROBE)
+			break;
+		if (cpu != this && cpus_share_cache(this, cpu) &&
+		    available_idle_cpu(cpu))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Where cond_resched() would let another task run: a SCHED_IDLE thread
+ * left runnable behind it would hardly run again on this CPU, so sleep
+ * for a moment instead, and the wakeup places the worker on an idle CPU;
+ * or, if no CPU is idle, give up (see Idle time only).
+ *
+ * Return: true if the worker gives up.
+ */
+static bool superpage_zero_yield(void)
+{
+	if (!need_resched())
+		return false;
+	if (!superpage_zero_idle_cpu()) {
+		superpage_zero_giving_up = true;
+		return true;
+	}
+	WRITE_ONCE(superpage_zero_running, false);
+	usleep_idle_range(100, 200);
+	WRITE_ONCE(superpage_zero_running, true);
+	return false;
+}
+
+/*
  * Zero the claimed subpages with the folio unlocked (the queue's reference
  * keeps it), then, locked again, add them to the zeroed run.
  */
 static void superpage_zero_claimed(struct folio *folio)
 {
 	struct superpage_zero_word z = superpage_word_get(folio);
+	unsigned int n, j, nr = 0, clo = z.clo, chi = z.chi;
 	bool up = z.to > z.from;
-	unsigned int n, j, nr = 0;
 	bool claimed;
 
-	folio_unlock(folio);
+	superpage_zero_unlock_folio(folio);
 	/*
 	 * Farthest from the fill first: a fault that catches up takes back
 	 * the near end of the claim.  Every subpage is visited (a claim
@@ -366,11 +463,23 @@ static void superpage_zero_claimed(struct folio *folio)
 		if (!claimed)
 			continue;
 		nr++;
-		cond_resched();
+		if (superpage_zero_yield()) {
+			n++;
+			break;
+		}
 	}
 	count_vm_events(SUPERPAGE_ZERO_AHEAD, nr);
-	folio_lock(folio);
+	superpage_zero_lock_folio(folio);
 	z = superpage_word_get(folio);
+	/*
+	 * Z1: given up after @n subpages, only the far part of the claim was
+	 * zeroed.  A fault only takes the near end back, so the far edge is
+	 * where it was.
+	 */
+	if (up)
+		z.clo = max(z.clo, chi - n);
+	else
+		z.chi = min(z.chi, clo + n);
 	/* The claim at the run's edge extends it, else the longer wins. */
 	if (z.hi == z.clo && z.lo != z.hi) {
 		z.hi = z.chi;
@@ -385,36 +494,77 @@ static void superpage_zero_claimed(struct folio *folio)
 	superpage_word_set(folio, z);
 }
 
-static void superpage_zero_fn(struct work_struct *work)
+static void superpage_zero_fn(struct kthread_work *work)
 {
 	struct superpage_zero_word z;
 	struct folio *folio;
+	bool last;
 
 	for (;;) {
 		spin_lock(&superpage_zero_lock);
 		if (superpage_zero_head == superpage_zero_tail) {
+			WRITE_ONCE(superpage_zero_running, false);
+			superpage_zero_giving_up = false;
 			spin_unlock(&superpage_zero_lock);
 			return;
 		}
+		WRITE_ONCE(superpage_zero_running, true);
 		folio = superpage_zero_queue[superpage_zero_head++ %
 					     SUPERPAGE_ZERO_QUEUE];
 		spin_unlock(&superpage_zero_lock);
 
-		folio_lock(folio);
+		superpage_zero_lock_folio(folio);
 		while (superpage_zero_claim(folio))
 			superpage_zero_claimed(folio);
 		/* Z2: the bit goes with the reference, under the lock. */
 		z = superpage_word_get(folio);
 		z.queued = false;
 		superpage_word_set(folio, z);
-		if (folio_put_testzero(folio)) {
-			folio_unlock(folio);
+		last = folio_put_testzero(folio);
+		superpage_zero_unlock_folio(folio);
+		if (last)
 			__folio_put(folio);
-		} else {
-			folio_unlock(folio);
-		}
-		cond_resched();
+		superpage_zero_yield();
 	}
+}
+
+/**
+ * superpage_zero_start_stop() - start or stop ksuperpage_zahd (Z5)
+ * @run: true to make sure the worker runs, false to stop it
+ *
+ * Stopping it drops every queued request, and its reference.  Called
+ * under superpage_sysctl_mutex.
+ *
+ * Return: 0, or the error of kthread_create_worker().
+ */
+int superpage_zero_start_stop(bool run)
+{
+	struct sched_param param = { .sched_priority = 0 };
+	struct kthread_worker *worker;
+
+	if (run) {
+		if (superpage_zero_worker)
+			return 0;
+		worker = kthread_create_worker(0, "ksuperpage_zahd");
+		if (IS_ERR(worker))
+			return PTR_ERR(worker);
+		/* Only CPU time that nothing else wants. */
+		sched_setscheduler_nocheck(worker->task, SCHED_IDLE, &param);
+		/* Idle since the last worker was destroyed (flushed). */
+		kthread_init_work(&superpage_zero_work, superpage_zero_fn);
+		spin_lock(&superpage_zero_lock);
+		WRITE_ONCE(superpage_zero_worker, worker);
+		spin_unlock(&superpage_zero_lock);
+		return 0;
+	}
+	spin_lock(&superpage_zero_lock);
+	worker = superpage_zero_worker;
+	WRITE_ONCE(superpage_zero_worker, NULL);
+	spin_unlock(&superpage_zero_lock);
+	/* Flushes the queued work, which drops each request (claim). */
+	if (worker)
+		kthread_destroy_worker(worker);
+	return 0;
 }
 
 /**
@@ -475,7 +625,8 @@ void superpage_zero_steal(struct folio *folio, unsigned int i,
  *
  * Called by a fault that continues a sequential fill.  Records the request
  * in the folio, where a request already queued picks it up; else queues
- * the folio, with a reference (Z2), unless the queue is full.
+ * the folio, with a reference (Z2), and wakes the worker, unless the queue
+ * is full, the worker does not run (Z5) or no CPU is idle.
  */
 void superpage_zero_ahead(struct folio *folio, int from, int to)
 {
@@ -494,7 +645,11 @@ void superpage_zero_ahead(struct folio *folio, int from, int to)
 	queue = !z.queued;
 	if (queue) {
 		spin_lock(&superpage_zero_lock);
-		if (superpage_zero_tail - superpage_zero_head >=
+		/* Idle time: the worker is on a CPU, or a CPU is idle. */
+		if (!superpage_zero_worker ||
+		    !(READ_ONCE(superpage_zero_running) ||
+		      superpage_zero_idle_cpu()) ||
+		    superpage_zero_tail - superpage_zero_head >=
 		    SUPERPAGE_ZERO_QUEUE) {
 			spin_unlock(&superpage_zero_lock);
 			return;
@@ -502,12 +657,12 @@ void superpage_zero_ahead(struct folio *folio, int from, int to)
 		folio_get(folio);
 		superpage_zero_queue[superpage_zero_tail++ %
 				     SUPERPAGE_ZERO_QUEUE] = folio;
+		/* Z5: the worker is not stopped while the lock is held. */
+		kthread_queue_work(superpage_zero_worker, &superpage_zero_work);
 		spin_unlock(&superpage_zero_lock);
 	}
 	z.from = from;
 	z.to = to;
 	z.queued = true;
 	superpage_word_set(folio, z);
-	if (queue)
-		queue_work(system_unbound_wq, &superpage_zero_work);
 }

@@ -13,6 +13,10 @@
  * 8 subpages itself (the default) and a 10 ms scan.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -394,6 +398,130 @@ TEST_F(cluster, zeroed_ahead_reads_zero_on_dirty_frames)
 		SKIP(return, "this kernel does not zero ahead of the fault");
 	zeroed_ahead_fills(_metadata, 1);
 	zeroed_ahead_fills(_metadata, SP_FAULT_ZERO_DEFAULT);
+}
+
+/* The pid of the kernel thread named @comm, or -1. */
+static pid_t sp_kthread_pid(const char *comm)
+{
+	char path[64], name[32];
+	struct dirent *d;
+	pid_t pid = -1;
+	DIR *dir;
+	FILE *f;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while (pid < 0 && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    !strncmp(name, comm, strlen(comm)) &&
+		    name[strlen(comm)] == '\n')
+			pid = atoi(d->d_name);
+		fclose(f);
+	}
+	closedir(dir);
+	return pid;
+}
+
+/* A 32 MiB sequential fill, one word per page; returns subpages zeroed ahead. */
+static long zero_ahead_fill(struct __test_metadata *_metadata, const char *what)
+{
+	const long npages = 32 * MIB / SP_PAGE;
+	long zeroed, huge, k, off;
+	char *p = sp_map_aligned(32 * MIB);
+
+	if (!p)
+		return -1;
+	zeroed = sp_vmstat("superpage_zero_ahead");
+	for (k = 0; k < npages; k++)
+		*(unsigned long *)(p + k * SP_PAGE + 64) = sp_word(k);
+	zeroed = sp_vmstat("superpage_zero_ahead") - zeroed;
+	huge = sp_wait_anon_huge(p, 32 * 1024, 10000);
+	ksft_print_msg("%s: %ld of %ld subpages zeroed ahead, %ld kB PMD-mapped\n",
+		       what, zeroed, npages, huge);
+	/* Given up or not, the worker keeps no reference that stops it. */
+	EXPECT_EQ(32 * 1024, huge) TH_LOG("%s", what);
+	for (k = 0; k < npages; k++) {
+		char *page = p + k * SP_PAGE;
+
+		if (*(unsigned long *)(page + 64) != sp_word(k)) {
+			EXPECT_EQ(sp_word(k), *(unsigned long *)(page + 64))
+				TH_LOG("%s: page %ld", what, k);
+			break;
+		}
+		off = sp_first_nonzero(page, 64);
+		if (off < 0)
+			off = sp_first_nonzero(page + 72, SP_PAGE - 72);
+		if (off >= 0) {
+			EXPECT_EQ(-1, off) TH_LOG("%s: page %ld", what, k);
+			break;
+		}
+	}
+	munmap(p, 32 * MIB);
+	return zeroed;
+}
+
+/*
+ * Zeroing ahead uses idle CPU time only (mm/superpage/zero.c, "Idle time
+ * only").  While the feature is on, the worker ksuperpage_zahd runs
+ * SCHED_IDLE.  On an otherwise idle machine a 32 MiB sequential fill (one
+ * word per page, no pool of zeroed frames) gets more than one subpage in
+ * 256 zeroed ahead (about 300 of 8,192 here: such a fill outruns the
+ * worker); with one spinning process more than there are CPUs, no CPU is
+ * ever idle, and the same fill gets at most one subpage in 256 zeroed
+ * ahead (none here; a worker that competes for the CPU, as the workqueue
+ * worker before it did, zeroes thousands).  Either way every range is promoted within
+ * 10 s, so the worker holds no request, and no reference, that would keep
+ * it from being promoted, and every byte reads as written or zero.
+ */
+TEST_F(cluster, zero_ahead_only_in_idle_time)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), idle, busy, k;
+	pid_t worker, spinners[64];
+	int nspin = 0;
+
+	if (access(SP_FAULT_ZERO, F_OK) ||
+	    sp_vmstat("superpage_zero_ahead") < 0)
+		SKIP(return, "this kernel does not zero ahead of the fault");
+	if (cpus < 2)
+		SKIP(return, "one CPU: never another idle CPU to zero ahead on");
+	worker = sp_kthread_pid("ksuperpage_zahd");
+	ASSERT_LT(0, worker) TH_LOG("no ksuperpage_zahd while the feature is on");
+	EXPECT_EQ(SCHED_IDLE, sched_getscheduler(worker));
+	sp_prezero_set(0);
+
+	idle = zero_ahead_fill(_metadata, "idle machine");
+	ASSERT_LT(32 * MIB / SP_PAGE / 256, idle)
+		TH_LOG("nothing zeroed ahead on an idle machine: nothing proven");
+
+	for (k = 0; k <= cpus && nspin < 64; k++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				;
+		}
+		ASSERT_LT(0, pid);
+		spinners[nspin++] = pid;
+	}
+	usleep(200000);
+	busy = zero_ahead_fill(_metadata, "every CPU busy");
+	for (k = 0; k < nspin; k++) {
+		kill(spinners[k], SIGKILL);
+		waitpid(spinners[k], NULL, 0);
+	}
+	EXPECT_LE(busy, 32 * MIB / SP_PAGE / 256);
+
+	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 0));
+	EXPECT_EQ(-1, sp_kthread_pid("ksuperpage_zahd"))
+		TH_LOG("ksuperpage_zahd runs with the feature off");
 }
 
 /* With vm.superpage_cluster_max_order at 0, every fault maps one page. */
