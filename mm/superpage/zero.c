@@ -24,9 +24,10 @@
  *   that shares its cache is idle (or the worker runs already): where
  *   every CPU is busy, the fill's own faults zero what they map, and no
  *   other task of the machine pays for its clearing.  A task that wakes up
- *   on the worker's CPU preempts it at the next subpage; the worker then
- *   sleeps for a moment instead of waiting on that CPU's run queue, and
- *   its wakeup places it on an idle CPU.  If no CPU is idle, it gives up:
+ *   on the worker's CPU preempts it at the next subpage (at once where the
+ *   kernel is preemptible: the worker sees it in its count of involuntary
+ *   switches); the worker then sleeps for a moment instead of waiting on
+ *   that CPU's run queue, and its wakeup places it on an idle CPU.  If no CPU is idle, it gives up:
  *   it keeps what it zeroed and drops every request, with its reference
  *   (Z2).  A worker that stayed runnable behind a busy task would get
  *   almost no CPU time, and the requests it holds would keep their
@@ -143,6 +144,8 @@ static struct kthread_worker *superpage_zero_worker;
 static bool superpage_zero_running;
 /* No CPU was idle: the worker drops what is queued (worker only). */
 static bool superpage_zero_giving_up;
+/* The worker's involuntary switches when it last looked (worker only). */
+static unsigned long superpage_zero_nivcsw;
 
 static void superpage_zero_fn(struct kthread_work *work);
 static DEFINE_KTHREAD_WORK(superpage_zero_work, superpage_zero_fn);
@@ -377,7 +380,10 @@ static void superpage_zero_lock_folio(struct folio *folio)
 		if (folio_trylock(folio))
 			return;
 		preempt_enable();
+		/* Asleep, and maybe woken on a busy CPU: no idle time. */
+		WRITE_ONCE(superpage_zero_running, false);
 		folio_wait_locked(folio);
+		WRITE_ONCE(superpage_zero_running, !superpage_zero_giving_up);
 	}
 }
 
@@ -406,19 +412,27 @@ static bool superpage_zero_idle_cpu(void)
 }
 
 /*
- * Where cond_resched() would let another task run: a SCHED_IDLE thread
- * left runnable behind it would hardly run again on this CPU, so sleep
- * for a moment instead, and the wakeup places the worker on an idle CPU;
- * or, if no CPU is idle, give up (see Idle time only).
+ * Where cond_resched() would let another task run, or once another task
+ * did (a preemptible kernel preempts the worker as soon as a task wakes on
+ * its CPU): a SCHED_IDLE thread left runnable behind it would hardly run
+ * again on this CPU, so sleep for a moment instead, and the wakeup places
+ * the worker on an idle CPU; or, if no CPU is idle, give up (see Idle
+ * time only).
  *
  * Return: true if the worker gives up.
  */
 static bool superpage_zero_yield(void)
 {
-	if (!need_resched())
+	unsigned long nivcsw = READ_ONCE(current->nivcsw);
+	bool preempted = nivcsw != superpage_zero_nivcsw;
+
+	superpage_zero_nivcsw = nivcsw;
+	if (!need_resched() && !preempted)
 		return false;
 	if (!superpage_zero_idle_cpu()) {
 		superpage_zero_giving_up = true;
+		/* Faults stop queueing requests that would be dropped. */
+		WRITE_ONCE(superpage_zero_running, false);
 		return true;
 	}
 	WRITE_ONCE(superpage_zero_running, false);
@@ -472,14 +486,14 @@ static void superpage_zero_claimed(struct folio *folio)
 	superpage_zero_lock_folio(folio);
 	z = superpage_word_get(folio);
 	/*
-	 * Z1: given up after @n subpages, only the far part of the claim was
-	 * zeroed.  A fault only takes the near end back, so the far edge is
-	 * where it was.
+	 * Z1: given up after @n subpages, only the part of the claim that was
+	 * visited, from its far end, was zeroed.  The claim only shrank
+	 * meanwhile (faults took parts back): keep what is in both.
 	 */
-	if (up)
-		z.clo = max(z.clo, chi - n);
-	else
-		z.chi = min(z.chi, clo + n);
+	if (z.clo < z.chi && up)
+		z.clo = min(max(z.clo, chi - n), z.chi);
+	else if (z.clo < z.chi)
+		z.chi = max(min(z.chi, clo + n), z.clo);
 	/* The claim at the run's edge extends it, else the longer wins. */
 	if (z.hi == z.clo && z.lo != z.hi) {
 		z.hi = z.chi;
@@ -500,6 +514,7 @@ static void superpage_zero_fn(struct kthread_work *work)
 	struct folio *folio;
 	bool last;
 
+	superpage_zero_nivcsw = READ_ONCE(current->nivcsw);
 	for (;;) {
 		spin_lock(&superpage_zero_lock);
 		if (superpage_zero_head == superpage_zero_tail) {
@@ -508,7 +523,7 @@ static void superpage_zero_fn(struct kthread_work *work)
 			spin_unlock(&superpage_zero_lock);
 			return;
 		}
-		WRITE_ONCE(superpage_zero_running, true);
+		WRITE_ONCE(superpage_zero_running, !superpage_zero_giving_up);
 		folio = superpage_zero_queue[superpage_zero_head++ %
 					     SUPERPAGE_ZERO_QUEUE];
 		spin_unlock(&superpage_zero_lock);
@@ -561,9 +576,12 @@ int superpage_zero_start_stop(bool run)
 	worker = superpage_zero_worker;
 	WRITE_ONCE(superpage_zero_worker, NULL);
 	spin_unlock(&superpage_zero_lock);
+	if (!worker)
+		return 0;
+	/* Drop the requests without waiting for idle time, under the mutex. */
+	sched_setscheduler_nocheck(worker->task, SCHED_NORMAL, &param);
 	/* Flushes the queued work, which drops each request (claim). */
-	if (worker)
-		kthread_destroy_worker(worker);
+	kthread_destroy_worker(worker);
 	return 0;
 }
 
@@ -643,12 +661,13 @@ void superpage_zero_ahead(struct folio *folio, int from, int to)
 		return;
 
 	queue = !z.queued;
+	/* Idle time: the worker is on a CPU, or a CPU is idle (a hint). */
+	if (queue && !READ_ONCE(superpage_zero_running) &&
+	    !superpage_zero_idle_cpu())
+		return;
 	if (queue) {
 		spin_lock(&superpage_zero_lock);
-		/* Idle time: the worker is on a CPU, or a CPU is idle. */
 		if (!superpage_zero_worker ||
-		    !(READ_ONCE(superpage_zero_running) ||
-		      superpage_zero_idle_cpu()) ||
 		    superpage_zero_tail - superpage_zero_head >=
 		    SUPERPAGE_ZERO_QUEUE) {
 			spin_unlock(&superpage_zero_lock);

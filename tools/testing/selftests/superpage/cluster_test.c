@@ -483,7 +483,7 @@ static long zero_ahead_fill(struct __test_metadata *_metadata, const char *what)
 TEST_F(cluster, zero_ahead_only_in_idle_time)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), idle, busy, k;
-	pid_t worker, spinners[64];
+	pid_t worker, *spinners;
 	int nspin = 0;
 
 	if (access(SP_FAULT_ZERO, F_OK) ||
@@ -500,7 +500,9 @@ TEST_F(cluster, zero_ahead_only_in_idle_time)
 	ASSERT_LT(32 * MIB / SP_PAGE / 256, idle)
 		TH_LOG("nothing zeroed ahead on an idle machine: nothing proven");
 
-	for (k = 0; k <= cpus && nspin < 64; k++) {
+	spinners = calloc(cpus + 1, sizeof(*spinners));
+	ASSERT_NE(NULL, spinners);
+	for (k = 0; k <= cpus; k++) {
 		pid_t pid = fork();
 
 		if (!pid) {
@@ -517,6 +519,7 @@ TEST_F(cluster, zero_ahead_only_in_idle_time)
 		kill(spinners[k], SIGKILL);
 		waitpid(spinners[k], NULL, 0);
 	}
+	free(spinners);
 	EXPECT_LE(busy, 32 * MIB / SP_PAGE / 256);
 
 	ASSERT_EQ(0, sp_write_int(SP_ENABLED, 0));
