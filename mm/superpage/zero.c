@@ -27,11 +27,12 @@
  *   on the worker's CPU preempts it at the next subpage (at once where the
  *   kernel is preemptible: the worker sees it in its count of involuntary
  *   switches); the worker then sleeps for a moment instead of waiting on
- *   that CPU's run queue, and its wakeup places it on an idle CPU.  If no CPU is idle, it gives up:
- *   it keeps what it zeroed and drops every request, with its reference
- *   (Z2).  A worker that stayed runnable behind a busy task would get
- *   almost no CPU time, and the requests it holds would keep their
- *   reservations from being promoted, split or migrated meanwhile.
+ *   that CPU's run queue, and its wakeup places it on an idle CPU.  If no
+ *   CPU is idle, it gives up: it keeps what it zeroed and drops every
+ *   request, with its reference (Z2).  A worker that stayed runnable
+ *   behind a busy task would get almost no CPU time, and the requests it
+ *   holds would keep their reservations from being promoted, split or
+ *   migrated meanwhile.
  *
  * The zeroed run
  *   Each reservation records one run of subpages [lo, hi), the *zeroed

@@ -13,7 +13,6 @@
  * The counters are global; the tests run one at a time in a quiet guest.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -170,27 +169,12 @@ static int sp_bad_whole(const char *p, int npages, int salt)
 	return -1;
 }
 
-/* Is a kernel thread called @comm running? */
+/* Is a kernel thread called @comm running?  1, 0, or -1 (no /proc). */
 static int sp_kthread_running(const char *comm)
 {
-	char path[300], buf[64];
-	struct dirent *d;
-	int found = 0;
-	DIR *dir;
+	pid_t pid = sp_kthread_pid(comm);
 
-	dir = opendir("/proc");
-	if (!dir)
-		return -1;
-	while (!found && (d = readdir(dir))) {
-		if (d->d_name[0] < '1' || d->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
-		if (sp_read_file(path, buf, sizeof(buf)) > 0)
-			found = !strncmp(buf, comm, strlen(comm)) &&
-				buf[strlen(comm)] == '\n';
-	}
-	closedir(dir);
-	return found;
+	return pid < 0 ? -1 : pid > 0;
 }
 
 /*

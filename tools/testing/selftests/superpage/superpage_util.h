@@ -6,6 +6,7 @@
 #ifndef SUPERPAGE_UTIL_H
 #define SUPERPAGE_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -59,6 +60,33 @@ static inline int sp_read_file(const char *path, char *buf, size_t len)
 		return -1;
 	buf[n] = '\0';
 	return n;
+}
+
+/*
+ * The pid of a task called @comm (a kernel thread), 0 if there is none, -1
+ * if /proc cannot be read.
+ */
+static inline pid_t sp_kthread_pid(const char *comm)
+{
+	char path[300], buf[64];
+	struct dirent *d;
+	pid_t pid = 0;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while (!pid && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (sp_read_file(path, buf, sizeof(buf)) > 0 &&
+		    !strncmp(buf, comm, strlen(comm)) &&
+		    buf[strlen(comm)] == '\n')
+			pid = atoi(d->d_name);
+	}
+	closedir(dir);
+	return pid;
 }
 
 /* Write @val to @path in one write(); 0 or the errno. */
